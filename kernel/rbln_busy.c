@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device busy time and utilisation.  Job execution brackets every job with
+ * rbln_busy_begin()/rbln_busy_end(); overlapping jobs count once, so busy
+ * time is "some engine was working", the definition nvidia-smi uses.
+ */
+#include <linux/ktime.h>
+#include <linux/math64.h>
+
+#include "rbln_device.h"
+
+#define RBLN_UTIL_WINDOW_NS	NSEC_PER_SEC
+
+void rbln_busy_init(struct rbln_busy *busy)
+{
+	spin_lock_init(&busy->lock);
+	busy->active = 0;
+	busy->total_ns = 0;
+	busy->sample_time_ns = ktime_get_ns();
+	busy->sample_busy_ns = 0;
+	busy->utilization = 0;
+}
+
+void rbln_busy_begin(struct rbln_busy *busy)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&busy->lock, flags);
+	if (busy->active++ == 0)
+		busy->active_since_ns = ktime_get_ns();
+	spin_unlock_irqrestore(&busy->lock, flags);
+}
+
+void rbln_busy_end(struct rbln_busy *busy)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&busy->lock, flags);
+	if (!WARN_ON_ONCE(busy->active == 0) && --busy->active == 0)
+		busy->total_ns += ktime_get_ns() - busy->active_since_ns;
+	spin_unlock_irqrestore(&busy->lock, flags);
+}
+
+static u64 rbln_busy_total_locked(const struct rbln_busy *busy, u64 now)
+{
+	return busy->total_ns + (busy->active ? now - busy->active_since_ns : 0);
+}
+
+u64 rbln_busy_total_ns(struct rbln_busy *busy)
+{
+	unsigned long flags;
+	u64 total;
+
+	spin_lock_irqsave(&busy->lock, flags);
+	total = rbln_busy_total_locked(busy, ktime_get_ns());
+	spin_unlock_irqrestore(&busy->lock, flags);
+	return total;
+}
+
+u32 rbln_busy_utilization(struct rbln_busy *busy)
+{
+	unsigned long flags;
+	u64 now, total, elapsed;
+	u32 util;
+
+	spin_lock_irqsave(&busy->lock, flags);
+	now = ktime_get_ns();
+	elapsed = now - busy->sample_time_ns;
+	if (elapsed >= RBLN_UTIL_WINDOW_NS) {
+		total = rbln_busy_total_locked(busy, now);
+		busy->utilization = min_t(u64, 100,
+			div64_u64((total - busy->sample_busy_ns) * 100, elapsed));
+		busy->sample_time_ns = now;
+		busy->sample_busy_ns = total;
+	}
+	util = busy->utilization;
+	spin_unlock_irqrestore(&busy->lock, flags);
+	return util;
+}

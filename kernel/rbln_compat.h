@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kernel feature probes.  Decisions are made from the kernel's configuration,
+ * from the headers it ships (__has_include) and from compile tests run by
+ * Kbuild (one file per probe in probes/, each defining RBLN_PROBE_<NAME> when it compiles), never
+ * from LINUX_VERSION_CODE: distribution kernels backport features.
+ */
+#ifndef RBLN_COMPAT_H
+#define RBLN_COMPAT_H
+
+#include <linux/kconfig.h>
+
+/* Compute-accel nodes (/dev/accel/accelN): CONFIG_DRM_ACCEL and its API (probes/drm_accel.c). */
+#if IS_ENABLED(CONFIG_DRM_ACCEL) && defined(RBLN_PROBE_DRM_ACCEL)
+#include <drm/drm_accel.h>
+#define RBLN_HAVE_DRM_ACCEL	1
+#else
+#define RBLN_HAVE_DRM_ACCEL	0
+#endif
+
+/* Bus attribute callbacks take a const struct bus_type (probes/const_bus_attr.c). */
+#ifdef RBLN_PROBE_CONST_BUS_ATTR
+#define rbln_bus_type_arg	const struct bus_type
+#else
+#define rbln_bus_type_arg	struct bus_type
+#endif
+
+#endif /* RBLN_COMPAT_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The core's view of one NPU package: a DRM device with chiplets and engines. */
+#ifndef RBLN_DEVICE_H
+#define RBLN_DEVICE_H
+
+#include <linux/atomic.h>
+#include <linux/kobject.h>
+#include <linux/spinlock.h>
+#include <drm/drm_device.h>
+
+#include "rbln_hw.h"
+#include "rbln_sku.h"
+
+#define RBLN_DRIVER_VERSION	"0.1.0"
+
+struct rbln_engine {
+	enum drm_rbln_engine kind;
+	bool present;
+};
+
+struct rbln_chiplet {
+	struct rbln_device *rdev;
+	unsigned int index;
+	u64 memory_total;
+	atomic64_t memory_used;
+	struct rbln_engine engines[DRM_RBLN_ENGINE_COUNT];
+	struct kobject *kobj;		/* chipletN/ in sysfs */
+};
+
+/*
+ * Busy time: the time during which at least one engine of the device ran a
+ * job.  Utilisation is busy time over a sampling window of at least
+ * RBLN_UTIL_WINDOW_NS, so every reader sees the same recent figure.
+ */
+struct rbln_busy {
+	spinlock_t lock;
+	unsigned int active;		/* jobs running now */
+	u64 active_since_ns;
+	u64 total_ns;			/* completed busy periods */
+	u64 sample_time_ns;		/* start of the current window */
+	u64 sample_busy_ns;
+	u32 utilization;		/* percent, over the last full window */
+};
+
+struct rbln_device {
+	struct drm_device drm;
+	struct device *parent;
+	const struct rbln_hw_ops *hw;
+	void *hw_priv;
+	struct rbln_hw_info info;
+	unsigned int nr_chiplets;
+	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
+	atomic_t status;		/* enum drm_rbln_status */
+	struct rbln_busy busy;
+};
+
+static inline struct rbln_device *to_rbln_device(struct drm_device *drm)
+{
+	return container_of(drm, struct rbln_device, drm);
+}
+
+/* Driver capabilities, independent of the backend. */
+u64 rbln_driver_capabilities(void);
+u64 rbln_device_capabilities(const struct rbln_device *rdev);
+u64 rbln_device_memory_used(struct rbln_device *rdev);
+unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
+
+void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
+const char *rbln_status_name(enum drm_rbln_status status);
+const char *rbln_engine_name(enum drm_rbln_engine kind);
+
+/* rbln_busy.c */
+void rbln_busy_init(struct rbln_busy *busy);
+void rbln_busy_begin(struct rbln_busy *busy);
+void rbln_busy_end(struct rbln_busy *busy);
+u64 rbln_busy_total_ns(struct rbln_busy *busy);
+u32 rbln_busy_utilization(struct rbln_busy *busy);
+
+/* rbln_sysfs.c */
+int rbln_sysfs_init(struct rbln_device *rdev);
+void rbln_sysfs_fini(struct rbln_device *rdev);
+
+/* rbln_query.c */
+struct drm_file;
+int rbln_ioctl_get_param(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+#endif /* RBLN_DEVICE_H */

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rbln: DRM driver for RBLN-style NPUs.
+ *
+ * One DRM device per NPU package.  On kernels with DRM accel the device is a
+ * compute-accel node (/dev/accel/accelN); elsewhere it is a render node.  The
+ * choice is made by probing the kernel (rbln_compat.h), not by version.
+ */
+#include <linux/module.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+
+#include "rbln_compat.h"
+#include "rbln_device.h"
+#include "sim/rbln_sim.h"
+
+static const struct drm_ioctl_desc rbln_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(RBLN_GET_PARAM, rbln_ioctl_get_param, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_DEVICE_INFO, rbln_ioctl_device_info, DRM_RENDER_ALLOW),
+};
+
+#if RBLN_HAVE_DRM_ACCEL
+DEFINE_DRM_ACCEL_FOPS(rbln_fops);
+#define RBLN_NODE_FEATURES	DRIVER_COMPUTE_ACCEL
+#else
+DEFINE_DRM_GEM_FOPS(rbln_fops);
+#define RBLN_NODE_FEATURES	DRIVER_RENDER
+#endif
+
+static const struct drm_driver rbln_drm_driver = {
+	.driver_features = DRIVER_GEM | RBLN_NODE_FEATURES,
+	.ioctls = rbln_ioctls,
+	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
+	.fops = &rbln_fops,
+	.name = "rbln",
+	.desc = "RBLN NPU",
+	.date = "20261129",
+	.major = 1,
+	.minor = DRM_RBLN_UAPI_VERSION,
+};
+
+static const char *const rbln_status_names[] = {
+	[DRM_RBLN_STATUS_READY] = "READY",
+	[DRM_RBLN_STATUS_BUSY] = "BUSY",
+	[DRM_RBLN_STATUS_INIT] = "INIT",
+	[DRM_RBLN_STATUS_FAULT] = "FAULT",
+	[DRM_RBLN_STATUS_FINISH] = "FINISH",
+};
+
+const char *rbln_status_name(enum drm_rbln_status status)
+{
+	if (status >= ARRAY_SIZE(rbln_status_names))
+		return "UNKNOWN";
+	return rbln_status_names[status];
+}
+
+static const char *const rbln_engine_names[] = {
+	[DRM_RBLN_ENGINE_NEURAL_DMA] = "neural_dma",
+	[DRM_RBLN_ENGINE_TASK_DMA] = "task_dma",
+	[DRM_RBLN_ENGINE_DEVICE_HDMA] = "device_hdma",
+	[DRM_RBLN_ENGINE_EXTERNAL_HDMA] = "external_hdma",
+};
+
+const char *rbln_engine_name(enum drm_rbln_engine kind)
+{
+	if (kind >= ARRAY_SIZE(rbln_engine_names))
+		return "unknown";
+	return rbln_engine_names[kind];
+}
+
+u64 rbln_driver_capabilities(void)
+{
+	return RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0;
+}
+
+u64 rbln_device_capabilities(const struct rbln_device *rdev)
+{
+	return rbln_driver_capabilities() | rdev->info.capabilities;
+}
+
+u64 rbln_device_memory_used(struct rbln_device *rdev)
+{
+	u64 used = 0;
+	unsigned int i;
+
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		used += atomic64_read(&rdev->chiplets[i].memory_used);
+	return used;
+}
+
+unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet)
+{
+	unsigned long mask = 0;
+	unsigned int kind;
+
+	for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+		if (chiplet->engines[kind].present)
+			mask |= BIT(kind);
+	return mask;
+}
+
+u32 rbln_device_utilization(struct rbln_device *rdev)
+{
+	return rbln_busy_utilization(&rdev->busy);
+}
+
+void *rbln_device_hw_priv(struct rbln_device *rdev)
+{
+	return rdev->hw_priv;
+}
+
+/* Status changes are announced to udev as a change uevent with RBLN_STATUS. */
+void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status)
+{
+	char env_status[32];
+	char *envp[] = { env_status, NULL };
+
+	if (atomic_xchg(&rdev->status, status) == status)
+		return;
+	snprintf(env_status, sizeof(env_status), "RBLN_STATUS=%s",
+		 rbln_status_name(status));
+	kobject_uevent_env(&rdev->parent->kobj, KOBJ_CHANGE, envp);
+}
+
+static void rbln_chiplets_init(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	rdev->nr_chiplets = rdev->info.sku->chiplets;
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		struct rbln_chiplet *chiplet = &rdev->chiplets[i];
+
+		chiplet->rdev = rdev;
+		chiplet->index = i;
+		chiplet->memory_total = div_u64(rdev->info.memory_total, rdev->nr_chiplets);
+		atomic64_set(&chiplet->memory_used, 0);
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			chiplet->engines[kind].kind = kind;
+			/* Only chiplet 0 talks to the host. */
+			chiplet->engines[kind].present =
+				kind != DRM_RBLN_ENGINE_EXTERNAL_HDMA || i == 0;
+		}
+	}
+}
+
+/**
+ * rbln_device_create - bring up one NPU found by a backend
+ * @parent: the backend's device; the DRM node and sysfs attributes hang off it
+ * @info: identity, copied
+ * @ops: the backend's hardware operations
+ * @hw_priv: backend data, returned by rbln_device_hw_priv()
+ *
+ * Returns the device or an ERR_PTR.  The memory lives until the last open
+ * file is closed; rbln_device_destroy() cuts it off from the hardware.
+ */
+struct rbln_device *rbln_device_create(struct device *parent,
+				       const struct rbln_hw_info *info,
+				       const struct rbln_hw_ops *ops,
+				       void *hw_priv)
+{
+	struct rbln_device *rdev;
+	int ret;
+
+	if (WARN_ON(!info->sku || info->sku->chiplets > RBLN_MAX_CHIPLETS))
+		return ERR_PTR(-EINVAL);
+
+	rdev = devm_drm_dev_alloc(parent, &rbln_drm_driver, struct rbln_device, drm);
+	if (IS_ERR(rdev))
+		return rdev;
+
+	rdev->parent = parent;
+	rdev->hw = ops;
+	rdev->hw_priv = hw_priv;
+	rdev->info = *info;
+	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
+	rbln_busy_init(&rdev->busy);
+	rbln_chiplets_init(rdev);
+	dev_set_drvdata(parent, rdev);
+
+	ret = rbln_sysfs_init(rdev);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ret = drm_dev_register(&rdev->drm, 0);
+	if (ret) {
+		rbln_sysfs_fini(rdev);
+		return ERR_PTR(ret);
+	}
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
+	return rdev;
+}
+
+/**
+ * rbln_device_destroy - the hardware is going away
+ * @rdev: the device returned by rbln_device_create()
+ *
+ * Open files stay valid but every later call on them fails with -ENODEV.
+ */
+void rbln_device_destroy(struct rbln_device *rdev)
+{
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
+	drm_dev_unplug(&rdev->drm);
+	rbln_sysfs_fini(rdev);
+	dev_set_drvdata(rdev->parent, NULL);
+}
+
+static int __init rbln_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct drm_rbln_get_param) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 208);
+
+	return rbln_sim_init();
+}
+
+static void __exit rbln_exit(void)
+{
+	rbln_sim_exit();
+}
+
+module_init(rbln_init);
+module_exit(rbln_exit);
+
+MODULE_DESCRIPTION("DRM driver for RBLN NPUs, with a simulation backend");
+MODULE_AUTHOR("rbln-devmgr developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(RBLN_DRIVER_VERSION);

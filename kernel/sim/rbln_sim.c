@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Simulated NPUs on a bus of their own, modelled on netdevsim:
+ *
+ *   modprobe rbln sim_devices=atom,rebel100          # ids 0 and 1
+ *   echo "2 rebel100" > /sys/bus/rbln_sim/new_device  # ID SKU [MEMORY_MIB]
+ *   echo 2 > /sys/bus/rbln_sim/del_device
+ *
+ * Each simulated device binds to the "rbln" driver on that bus, whose probe
+ * hands it to the core through rbln_device_create().  A PCI backend would do
+ * the same from a pci_driver.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+
+#include "../rbln_compat.h"
+#include "../rbln_device.h"
+#include "rbln_sim.h"
+
+#define RBLN_SIM_MAX_ID		254	/* the id is the simulated PCI bus number - 1 */
+
+static char *sim_devices = "";
+module_param(sim_devices, charp, 0444);
+MODULE_PARM_DESC(sim_devices,
+	"Simulated NPUs created at load, comma-separated SKUs with ids 0, 1, ...: "
+	"atom, atom-max, rebel100 (e.g. sim_devices=atom,rebel100)");
+
+static unsigned int sim_memory_mib;
+module_param(sim_memory_mib, uint, 0644);
+MODULE_PARM_DESC(sim_memory_mib,
+	"Memory of each new simulated NPU in MiB (0: the product's nominal memory)");
+
+static DEFINE_MUTEX(rbln_sim_lock);	/* protects rbln_sim_list */
+static LIST_HEAD(rbln_sim_list);
+
+static struct bus_type rbln_sim_bus = {
+	.name = "rbln_sim",
+	.dev_name = "rbln_sim",
+};
+
+static struct rbln_sim_device *to_sim(struct device *dev)
+{
+	return container_of(dev, struct rbln_sim_device, dev);
+}
+
+static int rbln_sim_probe(struct device *dev)
+{
+	struct rbln_sim_device *sdev = to_sim(dev);
+	struct rbln_hw_info info;
+	struct rbln_device *rdev;
+
+	rbln_sim_fill_info(sdev, &info);
+	rdev = rbln_device_create(dev, &info, &rbln_sim_hw_ops, sdev);
+	if (IS_ERR(rdev))
+		return PTR_ERR(rdev);
+	sdev->rdev = rdev;
+	return 0;
+}
+
+static int rbln_sim_remove(struct device *dev)
+{
+	struct rbln_sim_device *sdev = to_sim(dev);
+
+	rbln_device_destroy(sdev->rdev);
+	sdev->rdev = NULL;
+	return 0;
+}
+
+static struct device_driver rbln_sim_driver = {
+	.name = "rbln",
+	.bus = &rbln_sim_bus,
+	.owner = THIS_MODULE,
+	.probe = rbln_sim_probe,
+	.remove = rbln_sim_remove,
+};
+
+static void rbln_sim_dev_release(struct device *dev)
+{
+	kfree(to_sim(dev));
+}
+
+static struct rbln_sim_device *rbln_sim_find(unsigned int id)
+{
+	struct rbln_sim_device *sdev;
+
+	list_for_each_entry(sdev, &rbln_sim_list, list)
+		if (sdev->id == id)
+			return sdev;
+	return NULL;
+}
+
+static int rbln_sim_add(unsigned int id, const struct rbln_sku *sku, u64 memory)
+{
+	struct rbln_sim_device *sdev;
+	int ret;
+
+	lockdep_assert_held(&rbln_sim_lock);
+	if (id > RBLN_SIM_MAX_ID) {
+		pr_err("rbln_sim: device id %u out of range 0..%u\n", id, RBLN_SIM_MAX_ID);
+		return -EINVAL;
+	}
+	if (rbln_sim_find(id)) {
+		pr_err("rbln_sim: device id %u already exists\n", id);
+		return -EEXIST;
+	}
+
+	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
+	if (!sdev)
+		return -ENOMEM;
+	sdev->id = id;
+	sdev->sku = sku;
+	sdev->memory = memory;
+	sdev->dev.bus = &rbln_sim_bus;
+	sdev->dev.id = id;
+	sdev->dev.release = rbln_sim_dev_release;
+
+	ret = device_register(&sdev->dev);
+	if (ret) {
+		put_device(&sdev->dev);
+		return ret;
+	}
+	if (!sdev->rdev) {
+		/* The driver did not bind: probe failed and said why. */
+		device_unregister(&sdev->dev);
+		return -EIO;
+	}
+	list_add_tail(&sdev->list, &rbln_sim_list);
+	return 0;
+}
+
+static void rbln_sim_del(struct rbln_sim_device *sdev)
+{
+	lockdep_assert_held(&rbln_sim_lock);
+	list_del(&sdev->list);
+	device_unregister(&sdev->dev);
+}
+
+static u64 rbln_sim_memory(const struct rbln_sku *sku, unsigned int mib)
+{
+	return mib ? (u64)mib * SZ_1M : sku->memory;
+}
+
+/* "ID SKU [MEMORY_MIB]" */
+static ssize_t new_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+{
+	char sku_key[32];
+	unsigned int id, mib = sim_memory_mib;
+	const struct rbln_sku *sku;
+	int n, ret;
+
+	n = sscanf(buf, "%u %31s %u", &id, sku_key, &mib);
+	if (n < 2) {
+		pr_err("rbln_sim: new_device: expected \"ID SKU [MEMORY_MIB]\", e.g. \"0 rebel100\"\n");
+		return -EINVAL;
+	}
+	sku = rbln_sku_by_key(sku_key);
+	if (!sku) {
+		pr_err("rbln_sim: new_device: unknown SKU '%s' (valid: %s)\n",
+		       sku_key, rbln_sku_keys());
+		return -EINVAL;
+	}
+	if (n == 3 && mib == 0) {
+		pr_err("rbln_sim: new_device: MEMORY_MIB must be at least 1\n");
+		return -EINVAL;
+	}
+
+	mutex_lock(&rbln_sim_lock);
+	ret = rbln_sim_add(id, sku, rbln_sim_memory(sku, mib));
+	mutex_unlock(&rbln_sim_lock);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(new_device);
+
+/* "ID" */
+static ssize_t del_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+{
+	struct rbln_sim_device *sdev;
+	unsigned int id;
+	int ret = 0;
+
+	if (kstrtouint(buf, 0, &id)) {
+		pr_err("rbln_sim: del_device: expected a device id, e.g. \"0\"\n");
+		return -EINVAL;
+	}
+	mutex_lock(&rbln_sim_lock);
+	sdev = rbln_sim_find(id);
+	if (sdev)
+		rbln_sim_del(sdev);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&rbln_sim_lock);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(del_device);
+
+static struct attribute *rbln_sim_bus_attrs[] = {
+	&bus_attr_new_device.attr,
+	&bus_attr_del_device.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(rbln_sim_bus);
+
+static int rbln_sim_create_from_param(void)
+{
+	char *list, *cursor, *key;
+	unsigned int id = 0;
+	int ret = 0;
+
+	list = kstrdup(sim_devices, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	cursor = list;
+	mutex_lock(&rbln_sim_lock);
+	while ((key = strsep(&cursor, ",")) && !ret) {
+		const struct rbln_sku *sku;
+
+		key = strim(key);
+		if (!*key)
+			continue;
+		sku = rbln_sku_by_key(key);
+		if (!sku) {
+			pr_err("rbln: sim_devices: unknown SKU '%s' (valid: %s)\n",
+			       key, rbln_sku_keys());
+			ret = -EINVAL;
+			break;
+		}
+		ret = rbln_sim_add(id++, sku, rbln_sim_memory(sku, sim_memory_mib));
+	}
+	mutex_unlock(&rbln_sim_lock);
+	kfree(list);
+	return ret;
+}
+
+static void rbln_sim_del_all(void)
+{
+	struct rbln_sim_device *sdev, *tmp;
+
+	mutex_lock(&rbln_sim_lock);
+	list_for_each_entry_safe_reverse(sdev, tmp, &rbln_sim_list, list)
+		rbln_sim_del(sdev);
+	mutex_unlock(&rbln_sim_lock);
+}
+
+int rbln_sim_init(void)
+{
+	int ret;
+
+	rbln_sim_bus.bus_groups = rbln_sim_bus_groups;
+	ret = bus_register(&rbln_sim_bus);
+	if (ret)
+		return ret;
+	ret = driver_register(&rbln_sim_driver);
+	if (ret)
+		goto err_bus;
+	ret = rbln_sim_create_from_param();
+	if (ret)
+		goto err_devices;
+	return 0;
+
+err_devices:
+	rbln_sim_del_all();
+	driver_unregister(&rbln_sim_driver);
+err_bus:
+	bus_unregister(&rbln_sim_bus);
+	return ret;
+}
+
+void rbln_sim_exit(void)
+{
+	rbln_sim_del_all();
+	driver_unregister(&rbln_sim_driver);
+	bus_unregister(&rbln_sim_bus);
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The simulated hardware: identity derived from the device id (so a device
+ * re-added under the same id is the same device to udev and to users), and
+ * sensors that follow the utilisation measured from real engine busy time.
+ */
+#include <linux/nodemask.h>
+#include <linux/string.h>
+
+#include "../rbln_device.h"
+#include "rbln_sim.h"
+
+#define RBLN_SIM_FIRMWARE_VERSION	"1.0.0-sim"
+#define RBLN_SIM_IDLE_TEMP_MC		32000
+#define RBLN_SIM_TEMP_PER_PERCENT_MC	400
+
+void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info *info)
+{
+	const struct rbln_sku *sku = sdev->sku;
+	/* A valid RFC 4122 version 4 layout with the product and id in it. */
+	const uuid_t uuid = UUID_INIT(0x52424c4e, sku->pci_device_id, 0x4000 | sku->id,
+				      0x80, 0x00, 0x00, 0x00, 0x00, 0x00,
+				      (sdev->id >> 8) & 0xff, sdev->id & 0xff);
+
+	memset(info, 0, sizeof(*info));
+	info->sku = sku;
+	info->index = sdev->id;
+	info->memory_total = sdev->memory;
+	info->uuid = uuid;
+	snprintf(info->serial, sizeof(info->serial), "SIM%04X%06u",
+		 sku->pci_device_id, sdev->id);
+	/* Bus 0 is the host bridge on real machines; NPUs start at bus 1. */
+	snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "0000:%02x:00.0",
+		 sdev->id + 1);
+	info->numa_node = sdev->id % num_online_nodes();
+	strscpy(info->firmware_version, RBLN_SIM_FIRMWARE_VERSION,
+		sizeof(info->firmware_version));
+	info->capabilities = DRM_RBLN_CAP_SIMULATED;
+}
+
+static void rbln_sim_read_sensors(struct rbln_device *rdev, struct rbln_sensors *s)
+{
+	const struct rbln_sku *sku = rdev->info.sku;
+	u32 util = rbln_device_utilization(rdev);
+
+	s->temperature_mc = RBLN_SIM_IDLE_TEMP_MC + util * RBLN_SIM_TEMP_PER_PERCENT_MC;
+	s->power_uw = (sku->idle_power_mw +
+		       (sku->max_power_mw - sku->idle_power_mw) / 100 * util) * 1000;
+	/* The vendor's tools show P2 while working and P14 when idle. */
+	s->pstate = util ? 2 : 14;
+}
+
+const struct rbln_hw_ops rbln_sim_hw_ops = {
+	.read_sensors = rbln_sim_read_sensors,
+};

@@ -1,0 +1,48 @@
+#!/bin/bash
+# PID 1 of the test VM.  The root file system is the host's own, read-only over
+# virtio-9p; everything written goes to tmpfs, an overlay on /etc, or the
+# results share mounted at /run/vm.  Runs /run/vm/job.sh, then records its
+# exit status and the kernel log there and powers off.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp TERM=${TERM:-vt100}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /var/tmp
+
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+
+mkdir -p /run/vm
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmout /run/vm
+# shellcheck source=/dev/null
+. /run/vm/env
+
+# This kernel's modules, from the cache, where modprobe looks for them.
+mount --bind "$RBLN_VM_KERNEL_DIR/root/lib/modules" /usr/lib/modules
+
+# A writable /etc (groups, udev rules) that leaves the host's untouched.
+modprobe overlay
+mkdir -p /run/etc/upper /run/etc/work
+mount -t overlay overlay -o lowerdir=/etc,upperdir=/run/etc/upper,workdir=/run/etc/work /etc
+hostname rbln-vm
+
+exec </dev/console >/dev/console 2>&1
+echo "rbln-vm: $(uname -r) up in $(cut -d' ' -f1 /proc/uptime)s"
+cd "${RBLN_VM_CWD:-/}"
+bash /run/vm/job.sh 2>&1 | tee /run/vm/job.log
+rc=${PIPESTATUS[0]}
+
+dmesg > /run/vm/dmesg.txt
+echo "$rc" > /run/vm/rc
+sync
+umount /run/vm
+echo o > /proc/sysrq-trigger
+sleep 10

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Boot one of Debian's stock kernels under qemu (TCG) on the host's root file
+# system and run a command inside; exit with the command's status.  The serial
+# log, the command's output and the kernel log are saved in the output dir,
+# and the kernel log is checked for WARN/BUG/Oops/KASAN/leak reports.
+#
+#   run-vm.sh [-o OUTDIR] [-i] VER COMMAND...
+#     VER      kernel ABI name (see kernel-cache.sh list)
+#     -o DIR   where to keep logs (default build/vm/VER)
+#     -i       interactive: the command gets the terminal (make shell)
+#
+# RBLN_VM_MEM (MiB, default 2048), RBLN_VM_CPUS (default 2), RBLN_VM_TIMEOUT
+# (seconds, default 1800).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+outdir= interactive=0
+while getopts "o:i" opt; do
+	case $opt in
+	o) outdir=$OPTARG ;;
+	i) interactive=1 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 2 ] || { echo "usage: run-vm.sh [-o OUTDIR] [-i] VER COMMAND..." >&2; exit 2; }
+ver=$1; shift
+outdir=${outdir:-$top/build/vm/$ver}
+
+kdir=$("$here/kernel-cache.sh" prepare "$ver")
+command -v qemu-system-x86_64 >/dev/null || { echo "run-vm: qemu-system-x86_64 missing (make deps)" >&2; exit 2; }
+
+rm -rf "$outdir"
+mkdir -p "$outdir"
+{
+	printf 'RBLN_VM_KERNEL_DIR=%q\n' "$kdir"
+	printf 'RBLN_VM_KVER=%q\n' "$ver"
+	printf 'RBLN_VM_CWD=%q\n' "$PWD"
+	printf 'RBLN_TOP=%q\n' "$top"
+	printf 'export RBLN_VM_KVER RBLN_TOP\n'
+} > "$outdir/env"
+{
+	echo "#!/bin/bash"
+	printf '%q ' "$@"
+	echo
+} > "$outdir/job.sh"
+
+qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=multi
+	-m "${RBLN_VM_MEM:-2048}" -smp "${RBLN_VM_CPUS:-2}"
+	-kernel "$kdir/root/boot/vmlinuz-$ver" -initrd "$kdir/initramfs.cpio.gz"
+	-append "console=ttyS0 loglevel=5 log_buf_len=8M panic=-1 rbln_init=$here/guest-init.sh"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"
+	-nic none -display none -no-reboot -monitor none -serial stdio)
+
+if [ "$interactive" = 1 ]; then
+	"${qemu[@]}"
+	exit 0
+fi
+
+timeout --foreground "${RBLN_VM_TIMEOUT:-1800}" "${qemu[@]}" </dev/null 2>&1 |
+	tr -d '\r' | tee "$outdir/serial.log"
+
+if [ ! -f "$outdir/rc" ]; then
+	echo "run-vm: $ver: the VM stopped without a result (crash or timeout); see $outdir/serial.log" >&2
+	exit 1
+fi
+rc=$(cat "$outdir/rc")
+if ! "$here/check-dmesg.sh" "$outdir/dmesg.txt"; then
+	echo "run-vm: $ver: kernel log has problems (above); full log: $outdir/dmesg.txt" >&2
+	[ "$rc" = 0 ] && rc=1
+fi
+exit "$rc"
