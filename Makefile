@@ -16,7 +16,7 @@ JOBS     ?= $(shell nproc)
 kmod_dir = $(BUILD)/kernel/$(1)
 kmod     = $(call kmod_dir,$(1))/rbln.ko
 
-KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild \))
+KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
 .PHONY: all deps kernel userspace test test-host test-vm test-dkms run shell clean
 

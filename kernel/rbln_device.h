@@ -11,7 +11,7 @@
 #include "rbln_hw.h"
 #include "rbln_sku.h"
 
-#define RBLN_DRIVER_VERSION	"0.1.0"
+/* RBLN_DRIVER_VERSION comes from kernel/VERSION through Kbuild. */
 
 struct rbln_engine {
 	enum drm_rbln_engine kind;

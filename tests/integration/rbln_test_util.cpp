@@ -1,0 +1,168 @@
+#include "rbln_test_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace rbln::test {
+
+std::optional<std::string> read_file(const std::string &path)
+{
+	std::ifstream in(path);
+	if (!in)
+		return std::nullopt;
+	std::stringstream ss;
+	ss << in.rdbuf();
+	if (in.bad())
+		return std::nullopt;
+	std::string s = ss.str();
+	while (!s.empty() && s.back() == '\n')
+		s.pop_back();
+	return s;
+}
+
+int write_file(const std::string &path, const std::string &value)
+{
+	int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	ssize_t n = ::write(fd, value.data(), value.size());
+	int err = n < 0 ? errno : 0;
+	::close(fd);
+	return err;
+}
+
+static std::string node_of(const fs::path &dev)
+{
+	std::error_code ec;
+	for (const char *sub : {"accel", "drm"})
+		for (const auto &e : fs::directory_iterator(dev / sub, ec)) {
+			std::string name = e.path().filename();
+			if (name.starts_with("accel"))
+				return "/dev/accel/" + name;
+			if (name.starts_with("renderD"))
+				return "/dev/dri/" + name;
+		}
+	return {};
+}
+
+std::vector<SimDevice> sim_devices()
+{
+	std::vector<SimDevice> out;
+	std::error_code ec;
+	for (const auto &e : fs::directory_iterator(fs::path(kSimBus) / "devices", ec)) {
+		fs::path dev = fs::canonical(e.path(), ec);
+		auto index = read_file(dev / "index");
+		if (!index)
+			continue;
+		out.push_back({dev.string(), unsigned(std::stoul(*index)), node_of(dev)});
+	}
+	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.index < b.index; });
+	return out;
+}
+
+std::optional<SimDevice> sim_device(unsigned index)
+{
+	for (auto &d : sim_devices())
+		if (d.index == index)
+			return d;
+	return std::nullopt;
+}
+
+void udev_settle()
+{
+	if (std::system("udevadm settle --timeout=60") != 0)
+		std::abort();
+}
+
+int get_param(int fd, drm_rbln_get_param &args)
+{
+	return ::ioctl(fd, DRM_IOCTL_RBLN_GET_PARAM, &args) ? errno : 0;
+}
+
+int get_param(int fd, uint32_t param, uint64_t *value, uint32_t flags, uint32_t chiplet)
+{
+	drm_rbln_get_param args{};
+	args.param = param;
+	args.flags = flags;
+	args.chiplet = chiplet;
+	int err = get_param(fd, args);
+	if (!err)
+		*value = args.value;
+	return err;
+}
+
+int device_info(int fd, drm_rbln_device_info &info)
+{
+	return ::ioctl(fd, DRM_IOCTL_RBLN_DEVICE_INFO, &info) ? errno : 0;
+}
+
+bool kernel_has_accel()
+{
+	return fs::exists("/sys/class/accel");
+}
+
+bool module_loaded()
+{
+	return fs::exists("/sys/module/rbln");
+}
+
+int unload_module()
+{
+	return ::syscall(SYS_delete_module, "rbln", O_NONBLOCK) ? errno : 0;
+}
+
+int load_module()
+{
+	const char *ko = std::getenv("RBLN_KO");
+	const char *params = std::getenv("RBLN_KO_PARAMS");
+	if (!ko)
+		return ENOENT;
+	int fd = ::open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int err = ::syscall(SYS_finit_module, fd, params ? params : "", 0) ? errno : 0;
+	::close(fd);
+	if (!err)
+		udev_settle();
+	return err;
+}
+
+int sim_new_device(const std::string &spec)
+{
+	int err = write_file(std::string(kSimBus) + "/new_device", spec);
+	if (!err)
+		udev_settle();
+	return err;
+}
+
+int sim_del_device(unsigned id)
+{
+	int err = write_file(std::string(kSimBus) + "/del_device", std::to_string(id));
+	if (!err)
+		udev_settle();
+	return err;
+}
+
+Fd::~Fd()
+{
+	if (fd_ >= 0)
+		::close(fd_);
+}
+
+Fd open_node(const std::string &path)
+{
+	return Fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+}
+
+} // namespace rbln::test

@@ -1,0 +1,70 @@
+// Helpers for integration tests that run inside the test VM against the real
+// rbln.ko: sysfs access, the simulated devices, ioctls, module (re)loading.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rbln_drm.h"
+
+namespace rbln::test {
+
+inline constexpr const char *kSimBus = "/sys/bus/rbln_sim";
+
+// One simulated NPU as the kernel shows it.
+struct SimDevice {
+	std::string sysfs;	// /sys/bus/rbln_sim/devices/rbln_simN
+	unsigned index;		// "index" attribute: N of /dev/rblnN
+	std::string node;	// /dev/accel/accelM or /dev/dri/renderDM
+};
+
+std::vector<SimDevice> sim_devices();
+std::optional<SimDevice> sim_device(unsigned index);
+
+// Contents of a sysfs file without the trailing newline; nullopt if unreadable.
+std::optional<std::string> read_file(const std::string &path);
+// Writes @value; returns 0 or the errno of the write.
+int write_file(const std::string &path, const std::string &value);
+
+// Waits until udev has processed all events.
+void udev_settle();
+
+// GET_PARAM: returns 0 or errno; @value is written only on success.
+int get_param(int fd, uint32_t param, uint64_t *value, uint32_t flags = 0, uint32_t chiplet = 0);
+int get_param(int fd, drm_rbln_get_param &args);
+int device_info(int fd, drm_rbln_device_info &info);
+
+// True when this kernel gives rbln compute-accel nodes.
+bool kernel_has_accel();
+
+// Module control through the syscalls, for exact errnos.  The module path and
+// load parameters come from RBLN_KO / RBLN_KO_PARAMS (set by tests/vm/suite.sh).
+int unload_module();
+int load_module();
+bool module_loaded();
+
+// Adds/removes a simulated device through /sys/bus/rbln_sim; returns errno.
+int sim_new_device(const std::string &spec);
+int sim_del_device(unsigned id);
+
+// RAII file descriptor.
+class Fd {
+public:
+	explicit Fd(int fd = -1) : fd_(fd) {}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	Fd(Fd &&o) noexcept : fd_(o.release()) {}
+	~Fd();
+	int get() const { return fd_; }
+	int release() { int fd = fd_; fd_ = -1; return fd; }
+	void reset() { Fd closing(release()); }
+	explicit operator bool() const { return fd_ >= 0; }
+private:
+	int fd_;
+};
+
+Fd open_node(const std::string &path);
+
+} // namespace rbln::test

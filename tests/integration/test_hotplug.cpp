@@ -1,0 +1,144 @@
+// Devices come and go at run time through /sys/bus/rbln_sim; an open file
+// outlives its device safely, and the module cannot be unloaded under it.
+#include <cerrno>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "rbln_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace rbln::test;
+
+namespace {
+
+std::vector<unsigned> indices()
+{
+	std::vector<unsigned> out;
+	for (const auto &d : sim_devices())
+		out.push_back(d.index);
+	return out;
+}
+
+// Every test leaves the set of devices as it found it.
+class Hotplug : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		ASSERT_TRUE(module_loaded());
+		before_ = indices();
+		ASSERT_FALSE(before_.empty());
+	}
+	void TearDown() override { EXPECT_EQ(indices(), before_); }
+	std::vector<unsigned> before_;
+};
+
+} // namespace
+
+TEST_F(Hotplug, NewDeviceAppearsWithNodeAndLinks)
+{
+	ASSERT_EQ(sim_new_device("7 atom-max 32"), 0);
+	auto d = sim_device(7);
+	ASSERT_TRUE(d);
+	EXPECT_EQ(fs::canonical("/dev/rbln7"), fs::path(d->node));
+	Fd fd = open_node("/dev/rbln7");
+	ASSERT_TRUE(fd);
+	uint64_t v = 0;
+	ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_SKU, &v), 0);
+	EXPECT_EQ(v, uint64_t{DRM_RBLN_SKU_ATOM_MAX});
+	ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, &v), 0);
+	EXPECT_EQ(v, 32ull << 20);
+	ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_DEVICE_INDEX, &v), 0);
+	EXPECT_EQ(v, 7u);
+	fd.reset();
+	EXPECT_EQ(sim_del_device(7), 0);
+	EXPECT_FALSE(fs::exists("/dev/rbln7"));
+}
+
+struct BadSpec {
+	const char *spec;
+	int err;
+};
+
+TEST_F(Hotplug, BadNewDeviceRequestsAreRejectedAndChangeNothing)
+{
+	const unsigned existing = before_.front();
+	const BadSpec rows[] = {
+		{" \n", EINVAL},			// blank line
+		{"rebel100", EINVAL},			// no id
+		{"9", EINVAL},				// no SKU
+		{"9 bogus", EINVAL},			// unknown SKU
+		{"255 atom", EINVAL},			// id beyond the simulated PCI bus range
+		{"9 atom 0", EINVAL},			// zero memory
+		{"-1 atom", EINVAL},
+	};
+	for (const auto &row : rows)
+		EXPECT_EQ(sim_new_device(row.spec), row.err) << '"' << row.spec << '"';
+	EXPECT_EQ(sim_new_device(std::to_string(existing) + " atom"), EEXIST);
+	EXPECT_EQ(sim_del_device(200), ENOENT);
+	EXPECT_EQ(write_file(std::string(kSimBus) + "/del_device", "zero"), EINVAL);
+}
+
+TEST_F(Hotplug, ReaddedDeviceKeepsItsIdentity)
+{
+	ASSERT_EQ(sim_new_device("8 rebel100 64"), 0);
+	auto first = read_file(sim_device(8)->sysfs + "/uuid");
+	ASSERT_EQ(sim_del_device(8), 0);
+	ASSERT_EQ(sim_new_device("8 rebel100 64"), 0);
+	EXPECT_EQ(read_file(sim_device(8)->sysfs + "/uuid"), first);
+	EXPECT_TRUE(fs::exists("/dev/rbln/by-uuid/" + first.value_or("?")));
+	ASSERT_EQ(sim_del_device(8), 0);
+	EXPECT_FALSE(fs::exists("/dev/rbln/by-uuid/" + first.value_or("?")));
+}
+
+TEST_F(Hotplug, RemovedDeviceGivesEnodevToOpenFiles)
+{
+	ASSERT_EQ(sim_new_device("9 rebel100 64"), 0);
+	auto d = sim_device(9);
+	ASSERT_TRUE(d);
+	Fd fd = open_node(d->node);
+	ASSERT_TRUE(fd);
+	uint64_t v = 0;
+	ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), 0);
+
+	ASSERT_EQ(sim_del_device(9), 0);
+	EXPECT_FALSE(fs::exists(d->sysfs));
+	EXPECT_FALSE(fs::exists("/dev/rbln9"));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
+		drm_rbln_device_info info{};
+		EXPECT_EQ(device_info(fd.get(), info), ENODEV);
+	}
+	// The file closes cleanly after its device is gone (checked in the kernel log).
+}
+
+// Runs last in this binary's order: it unloads and reloads the module.
+TEST_F(Hotplug, ModuleUnloadWithOpenFile)
+{
+	auto d = sim_device(before_.front());
+	ASSERT_TRUE(d);
+	Fd fd = open_node(d->node);
+	ASSERT_TRUE(fd);
+
+	// The open file pins the module: unloading is refused, the file keeps working.
+	EXPECT_EQ(unload_module(), EWOULDBLOCK);
+	ASSERT_TRUE(module_loaded());
+	uint64_t v = 0;
+	EXPECT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), 0);
+
+	// Removing every device cuts the file off with ENODEV; still pinned.
+	for (unsigned idx : before_)
+		ASSERT_EQ(sim_del_device(idx), 0);
+	EXPECT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
+	EXPECT_EQ(unload_module(), EWOULDBLOCK);
+
+	// Once closed, the module unloads and every node and link goes away.
+	fd.reset();
+	EXPECT_EQ(unload_module(), 0);
+	udev_settle();
+	EXPECT_FALSE(module_loaded());
+	EXPECT_FALSE(fs::exists(d->node));
+	EXPECT_FALSE(fs::exists("/dev/rbln" + std::to_string(d->index)));
+
+	ASSERT_EQ(load_module(), 0);
+}

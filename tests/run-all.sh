@@ -1,0 +1,68 @@
+#!/bin/bash
+# Runs every test: host unit tests (ctest), the DKMS packaging test, and the
+# integration suite inside a VM for each kernel.  Prints one summary line
+# "N passed, N failed" and exits non-zero if anything failed.
+#
+#   tests/run-all.sh [--vm-only] KERNEL...
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${RBLN_BUILD:-$top/build}
+vm_only=0
+[ "${1:-}" = --vm-only ] && { vm_only=1; shift; }
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=($("$top/tests/vm/kernel-cache.sh" list))
+
+passed=0 failed=0
+declare -a problems=()
+
+# Adds the counts from a GoogleTest log; a log without a verdict counts as one failure.
+count_gtest() {
+	local log=$1 what=$2 p f
+	p=$(awk '/^\[  PASSED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")
+	f=$(awk '/^\[  FAILED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")
+	passed=$((passed + p)) failed=$((failed + f))
+	[ "$f" = 0 ] || problems+=("$what: $f failed")
+	if [ "$p" = 0 ] && [ "$f" = 0 ]; then
+		failed=$((failed + 1))
+		problems+=("$what: no test ran")
+	fi
+}
+
+result() {	# name status
+	if [ "$2" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); problems+=("$1"); fi
+}
+
+if [ "$vm_only" = 0 ]; then
+	echo "=== host unit tests"
+	log=$build/host-tests.log
+	(cd "$build/cmake" && ctest --output-on-failure) 2>&1 | tee "$log"
+	p=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\)/\2 \1/p' "$log")
+	if [ -n "$p" ]; then
+		set -- $p
+		passed=$((passed + $1 - $2)) failed=$((failed + $2))
+		[ "$2" = 0 ] || problems+=("host unit tests: $2 failed")
+	else
+		result "host unit tests did not run" 1
+	fi
+
+	echo "=== DKMS build and install"
+	"$top/tests/dkms-test.sh" "${kernels[@]}"
+	result "DKMS packaging" $?
+fi
+
+for k in "${kernels[@]}"; do
+	echo "=== VM tests on $k"
+	out=$build/vm/$k
+	"$top/tests/vm/run-vm.sh" -o "$out" "$k" "$top/tests/vm/suite.sh"
+	vm_rc=$?
+	if [ -f "$out/job.log" ]; then
+		count_gtest "$out/job.log" "VM $k"
+	fi
+	# The VM itself (suite steps, kernel log) is one more check.
+	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
+done
+
+echo
+for p in "${problems[@]}"; do echo "FAILED: $p"; done
+echo "rbln tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
