@@ -1,37 +1,53 @@
 # rbln device-management stack: kernel driver, libdevmgr, tools, tests.
 #
-#   make run       boot a VM with one ATOM and one Rebel100 and show the devices
-#   make shell     the same VM, with a shell
-#   make test      everything: host unit tests, VM tests on Debian 6.1 and 6.12
-#   make deps      install the Debian packages the project needs (root)
+#   make run       set up, build, boot a VM with one ATOM and one Rebel100, show the devices
+#   make shell     the same VM, left at a shell
+#   make test      set up, build, run everything: host unit tests, DKMS, VM tests on
+#                  Debian's 6.1 and 6.12 kernels
+#   make deps      install the Debian packages the project needs
+#   make install   install headers, udev rules, sysusers group and DKMS sources (DESTDIR=...)
 #
-# KERNELS picks the kernels (ABI names); default: the newest Debian 6.1 and
-# 6.12 kernels with both image and headers in apt.
+# KERNELS picks the kernels by ABI name; default: the newest Debian 6.1 and
+# 6.12 kernels that have both image and headers in apt.
 
-BUILD    ?= $(CURDIR)/build
-KERNELS  ?= $(shell tests/vm/kernel-cache.sh list)
+BUILD       ?= $(CURDIR)/build
+KERNELS     ?= $(shell tests/vm/kernel-cache.sh list)
 DEMO_KERNEL ?= $(lastword $(KERNELS))
-JOBS     ?= $(shell nproc)
-
-kmod_dir = $(BUILD)/kernel/$(1)
-kmod     = $(call kmod_dir,$(1))/rbln.ko
+JOBS        ?= $(shell nproc)
+PREFIX      ?= /usr
 
 KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
-.PHONY: all deps kernel userspace test test-host test-vm test-dkms run shell clean
+.PHONY: all deps kernel userspace test check test-host test-vm test-dkms run shell \
+	demo install clean
 
 all: kernel userspace
 
 deps:
 	tests/deps.sh
 
+# The entry points set up first, then build and run in a sub-make, so that
+# the kernel list is read after apt has its package lists.
+test: deps
+	$(MAKE) check
+run: deps
+	$(MAKE) demo
+shell: deps
+	$(MAKE) demo DEMO_ARGS=--shell VM_FLAGS=-i
+
+check: all
+	tests/run-all.sh $(KERNELS)
+
+demo: all
+	tests/vm/run-vm.sh $(VM_FLAGS) $(DEMO_KERNEL) tests/vm/demo.sh $(DEMO_ARGS)
+
 # One out-of-tree build per kernel, each in its own copy of the sources
 # (6.1's kbuild cannot put objects outside the source directory).
-kernel: $(foreach k,$(KERNELS),$(call kmod,$(k)))
+kernel: $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k)/rbln.ko)
 
 $(BUILD)/kernel/%/rbln.ko: $(KERNEL_SRCS)
 	@test -d /usr/src/linux-headers-$* || { echo "missing linux-headers-$* (make deps)"; exit 1; }
-	@mkdir -p $(@D)
+	@rm -rf $(@D) && mkdir -p $(@D)
 	@cp -r kernel/. $(@D)/
 	$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) W=1 modules
 
@@ -39,23 +55,24 @@ userspace:
 	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD)/cmake -j $(JOBS)
 
-test: all
-	tests/run-all.sh $(KERNELS)
-
 test-host: userspace
-	ctest --test-dir $(BUILD)/cmake --output-on-failure
+	cd $(BUILD)/cmake && ctest --output-on-failure
 
 test-vm: all
 	tests/run-all.sh --vm-only $(KERNELS)
 
 test-dkms:
-	tests/dkms-test.sh $(firstword $(KERNELS))
+	tests/dkms-test.sh $(KERNELS)
 
-run: all
-	tests/vm/run-vm.sh $(DEMO_KERNEL) tests/vm/demo.sh
-
-shell: all
-	tests/vm/run-vm.sh -i $(DEMO_KERNEL) tests/vm/demo.sh --shell
+install:
+	install -D -m 0644 kernel/include/uapi/drm/rbln_drm.h $(DESTDIR)$(PREFIX)/include/rbln/rbln_drm.h
+	install -D -m 0644 udev/70-rbln.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/70-rbln.rules
+	install -D -m 0644 udev/rbln.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/rbln.conf
+	DESTDIR=$(DESTDIR) dkms/install-source.sh
+	@if [ -z "$(DESTDIR)" ]; then \
+		systemd-sysusers rbln.conf && udevadm control --reload && \
+		echo "next: dkms install rbln/$$(cat kernel/VERSION) && modprobe rbln sim_devices=atom,rebel100"; \
+	fi
 
 clean:
 	rm -rf $(BUILD)

@@ -37,8 +37,14 @@ hostname rbln-vm
 exec </dev/console >/dev/console 2>&1
 echo "rbln-vm: $(uname -r) up in $(cut -d' ' -f1 /proc/uptime)s"
 cd "${RBLN_VM_CWD:-/}"
-bash /run/vm/job.sh 2>&1 | tee /run/vm/job.log
-rc=${PIPESTATUS[0]}
+if [ "${RBLN_VM_INTERACTIVE:-0}" = 1 ]; then
+	# The console becomes the job's controlling terminal (job control, ^C).
+	setsid -c -w bash /run/vm/job.sh
+	rc=$?
+else
+	bash /run/vm/job.sh 2>&1 | tee /run/vm/job.log
+	rc=${PIPESTATUS[0]}
+fi
 
 dmesg > /run/vm/dmesg.txt
 echo "$rc" > /run/vm/rc

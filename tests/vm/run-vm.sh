@@ -37,6 +37,7 @@ mkdir -p "$outdir"
 	printf 'RBLN_VM_KERNEL_DIR=%q\n' "$kdir"
 	printf 'RBLN_VM_KVER=%q\n' "$ver"
 	printf 'RBLN_VM_CWD=%q\n' "$PWD"
+	printf 'RBLN_VM_INTERACTIVE=%q\n' "$interactive"
 	printf 'RBLN_TOP=%q\n' "$top"
 	printf 'export RBLN_VM_KVER RBLN_TOP\n'
 } > "$outdir/env"

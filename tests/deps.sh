@@ -1,0 +1,42 @@
+#!/bin/bash
+# Installs the Debian packages the project needs to build, test and run its
+# VMs (as root, or through sudo).  Quick when everything is already there.
+#   RBLN_KERNELS  kernels whose headers to install (default: kernel-cache.sh list)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+packages=(
+	build-essential cmake pkg-config git
+	libgtest-dev libgmock-dev libdrm-dev libudev-dev libnl-genl-3-dev libfmt-dev
+	dkms sparse kmod openssl
+	qemu-system-x86 busybox-static cpio xz-utils zstd
+	udev systemd
+)
+
+sudo=
+[ "$(id -u)" = 0 ] || sudo=sudo
+
+missing() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+# The kernels to test come from apt's lists; refresh them when they are empty.
+if ! kernels=$("$here/vm/kernel-cache.sh" list 2>/dev/null); then
+	$sudo apt-get update -q
+	kernels=$("$here/vm/kernel-cache.sh" list)
+fi
+for k in $kernels; do
+	packages+=("linux-headers-$k")
+done
+
+todo=$(missing "${packages[@]}")
+if [ -n "$todo" ]; then
+	echo "deps: installing: $(echo $todo)"
+	[ -n "${CI:-}" ] || $sudo apt-get update -q
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $todo
+fi
+echo "deps: ok (kernels: $(echo $kernels))"
