@@ -45,6 +45,10 @@ if [ "$vm_only" = 0 ]; then
 		result "host unit tests did not run" 1
 	fi
 
+	echo "=== kernel build warnings (W=1) and sparse (C=2)"
+	"$top/tests/kernel-lint.sh" "${kernels[@]}"
+	result "W=1/sparse-clean kernel build" $?
+
 	echo "=== DKMS build and install"
 	"$top/tests/dkms-test.sh" "${kernels[@]}"
 	result "DKMS packaging" $?

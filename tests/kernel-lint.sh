@@ -1,0 +1,25 @@
+#!/bin/bash
+# The module must build without a single warning with W=1 and be clean under
+# sparse (C=2) against every kernel's headers.  Builds in a scratch copy.
+#   tests/kernel-lint.sh KERNEL...
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${RBLN_BUILD:-$top/build}
+rc=0
+for k in "$@"; do
+	dir=$build/lint/$k
+	rm -rf "$dir" && mkdir -p "$dir" && cp -r "$top/kernel/." "$dir/"
+	log=$dir/build.log
+	make -C "/usr/src/linux-headers-$k" M="$dir" W=1 C=2 modules >"$log" 2>&1
+	status=$?
+	# Debian's headers have no vmlinux for BTF; that note is not about our code.
+	findings=$(grep -E 'warning|error|: note:' "$log" | grep -v 'Skipping BTF generation')
+	if [ $status -ne 0 ] || [ -n "$findings" ]; then
+		echo "kernel-lint: $k: W=1 C=2 build is not clean:"
+		echo "$findings"
+		rc=1
+	else
+		echo "kernel-lint: $k: W=1 C=2 clean"
+	fi
+done
+exit $rc
