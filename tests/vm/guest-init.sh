@@ -1,7 +1,7 @@
 #!/bin/bash
 # PID 1 of the test VM.  The root file system is the host's own, read-only over
-# virtio-9p; everything written goes to tmpfs, an overlay on /etc, or the
-# results share mounted at /run/vm.  Runs /run/vm/job.sh, then records its
+# virtio-9p; everything written goes to tmpfs, to overlays on /etc, /tmp and
+# /var/tmp, or to the results share mounted at /run/vm.  Runs /run/vm/job.sh, then
 # exit status and the kernel log there and powers off.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -14,8 +14,6 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
-mount -t tmpfs tmpfs /var/tmp
 
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
@@ -28,10 +26,14 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmout /run/vm
 # This kernel's modules, from the cache, where modprobe looks for them.
 mount --bind "$RBLN_VM_KERNEL_DIR/root/lib/modules" /usr/lib/modules
 
-# A writable /etc (groups, udev rules) that leaves the host's untouched.
+# Writable /etc (groups, udev rules), /tmp and /var/tmp that leave the host's
+# untouched but keep its files visible: the checkout under test may live there.
 modprobe overlay
-mkdir -p /run/etc/upper /run/etc/work
-mount -t overlay overlay -o lowerdir=/etc,upperdir=/run/etc/upper,workdir=/run/etc/work /etc
+for dir in /etc /tmp /var/tmp; do
+	upper=/dev/shm/overlay$dir
+	mkdir -p "$upper/upper" "$upper/work"
+	mount -t overlay overlay -o "lowerdir=$dir,upperdir=$upper/upper,workdir=$upper/work" "$dir"
+done
 hostname rbln-vm
 
 exec </dev/console >/dev/console 2>&1
