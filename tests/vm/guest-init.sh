@@ -2,7 +2,7 @@
 # PID 1 of the test VM.  The root file system is the host's own, read-only over
 # virtio-9p; everything written goes to tmpfs, to overlays on /etc, /tmp and
 # /var/tmp, or to the results share mounted at /run/vm.  Runs /run/vm/job.sh, then
-# exit status and the kernel log there and powers off.
+# records its exit status and the kernel log there and powers off.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp TERM=${TERM:-vt100}
