@@ -25,4 +25,20 @@
 #define rbln_bus_type_arg	struct bus_type
 #endif
 
+/* VMA flags are set through vm_flags_set() (probes/vm_flags_set.c). */
+#ifdef RBLN_PROBE_VM_FLAGS_SET
+#define rbln_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
+#else
+#define rbln_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#endif
+
+/* Older kernels need the PRIME hooks spelled out (probes/drm_driver_prime_hooks.c). */
+#ifdef RBLN_PROBE_DRM_DRIVER_PRIME_HOOKS
+#define RBLN_DRM_DRIVER_PRIME_HOOKS					\
+	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,		\
+	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
+#else
+#define RBLN_DRM_DRIVER_PRIME_HOOKS
+#endif
+
 #endif /* RBLN_COMPAT_H */

@@ -22,7 +22,8 @@ struct rbln_chiplet {
 	struct rbln_device *rdev;
 	unsigned int index;
 	u64 memory_total;
-	atomic64_t memory_used;
+	atomic64_t memory_used;		/* reserved by buffers, placed or not */
+	atomic64_t memory_placed;	/* with backing */
 	struct rbln_engine engines[DRM_RBLN_ENGINE_COUNT];
 	struct kobject *kobj;		/* chipletN/ in sysfs */
 };
@@ -52,6 +53,8 @@ struct rbln_device {
 	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
 	atomic_t status;		/* enum drm_rbln_status */
 	struct rbln_busy busy;
+	spinlock_t mem_lock;		/* makes capacity check + reserve atomic */
+	atomic64_t next_address;	/* simulated device address space */
 };
 
 static inline struct rbln_device *to_rbln_device(struct drm_device *drm)
@@ -63,6 +66,7 @@ static inline struct rbln_device *to_rbln_device(struct drm_device *drm)
 u64 rbln_driver_capabilities(void);
 u64 rbln_device_capabilities(const struct rbln_device *rdev);
 u64 rbln_device_memory_used(struct rbln_device *rdev);
+u64 rbln_device_memory_placed(struct rbln_device *rdev);
 unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
 
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
@@ -84,5 +88,9 @@ void rbln_sysfs_fini(struct rbln_device *rdev);
 struct drm_file;
 int rbln_ioctl_get_param(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* rbln_gem.c */
+int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* RBLN_DEVICE_H */

@@ -11,14 +11,18 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
 
 #include "rbln_compat.h"
 #include "rbln_device.h"
+#include "rbln_gem.h"
 #include "sim/rbln_sim.h"
 
 static const struct drm_ioctl_desc rbln_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RBLN_GET_PARAM, rbln_ioctl_get_param, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_DEVICE_INFO, rbln_ioctl_device_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_BO_CREATE, rbln_ioctl_bo_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_BO_INFO, rbln_ioctl_bo_info, DRM_RENDER_ALLOW),
 };
 
 #if RBLN_HAVE_DRM_ACCEL
@@ -34,6 +38,8 @@ static const struct drm_driver rbln_drm_driver = {
 	.ioctls = rbln_ioctls,
 	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
 	.fops = &rbln_fops,
+	.gem_prime_import_sg_table = rbln_gem_prime_import_sg_table,
+	RBLN_DRM_DRIVER_PRIME_HOOKS
 	.name = "rbln",
 	.desc = "RBLN NPU",
 	.date = "20261129",
@@ -72,7 +78,8 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 
 u64 rbln_driver_capabilities(void)
 {
-	return RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0;
+	return DRM_RBLN_CAP_MEMORY |
+	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0);
 }
 
 u64 rbln_device_capabilities(const struct rbln_device *rdev)
@@ -88,6 +95,16 @@ u64 rbln_device_memory_used(struct rbln_device *rdev)
 	for (i = 0; i < rdev->nr_chiplets; i++)
 		used += atomic64_read(&rdev->chiplets[i].memory_used);
 	return used;
+}
+
+u64 rbln_device_memory_placed(struct rbln_device *rdev)
+{
+	u64 placed = 0;
+	unsigned int i;
+
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		placed += atomic64_read(&rdev->chiplets[i].memory_placed);
+	return placed;
 }
 
 unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet)
@@ -136,6 +153,7 @@ static void rbln_chiplets_init(struct rbln_device *rdev)
 		chiplet->index = i;
 		chiplet->memory_total = div_u64(rdev->info.memory_total, rdev->nr_chiplets);
 		atomic64_set(&chiplet->memory_used, 0);
+		atomic64_set(&chiplet->memory_placed, 0);
 		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
 			chiplet->engines[kind].kind = kind;
 			/* Only chiplet 0 talks to the host. */
@@ -176,6 +194,8 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rdev->info = *info;
 	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
 	rbln_busy_init(&rdev->busy);
+	spin_lock_init(&rdev->mem_lock);
+	atomic64_set(&rdev->next_address, 0);
 	rbln_chiplets_init(rdev);
 	dev_set_drvdata(parent, rdev);
 
@@ -210,6 +230,11 @@ static int __init rbln_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct drm_rbln_get_param) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 208);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 
 	return rbln_sim_init();
 }

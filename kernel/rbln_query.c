@@ -10,6 +10,7 @@ static bool rbln_param_is_per_chiplet(u32 param)
 {
 	return param == DRM_RBLN_PARAM_MEMORY_TOTAL ||
 	       param == DRM_RBLN_PARAM_MEMORY_USED ||
+	       param == DRM_RBLN_PARAM_MEMORY_PLACED ||
 	       param == DRM_RBLN_PARAM_ENGINE_MASK;
 }
 
@@ -27,6 +28,9 @@ static int rbln_chiplet_param(struct rbln_device *rdev, u32 param,
 		return 0;
 	case DRM_RBLN_PARAM_MEMORY_USED:
 		*value = atomic64_read(&chiplet->memory_used);
+		return 0;
+	case DRM_RBLN_PARAM_MEMORY_PLACED:
+		*value = atomic64_read(&chiplet->memory_placed);
 		return 0;
 	case DRM_RBLN_PARAM_ENGINE_MASK:
 		*value = rbln_chiplet_engine_mask(chiplet);
@@ -67,6 +71,9 @@ static int rbln_device_param(struct rbln_device *rdev, u32 param, u64 *value)
 		return 0;
 	case DRM_RBLN_PARAM_MEMORY_USED:
 		*value = rbln_device_memory_used(rdev);
+		return 0;
+	case DRM_RBLN_PARAM_MEMORY_PLACED:
+		*value = rbln_device_memory_placed(rdev);
 		return 0;
 	case DRM_RBLN_PARAM_BUSY_NS:
 		*value = rbln_busy_total_ns(&rdev->busy);

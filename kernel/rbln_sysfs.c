@@ -49,6 +49,13 @@ static ssize_t memory_used_show(struct device *dev, struct device_attribute *att
 }
 static DEVICE_ATTR_RO(memory_used);
 
+static ssize_t memory_placed_show(struct device *dev, struct device_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", rbln_device_memory_placed(dev_to_rbln(dev)));
+}
+static DEVICE_ATTR_RO(memory_placed);
+
 static ssize_t busy_ns_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
@@ -104,6 +111,7 @@ static struct attribute *rbln_device_attrs[] = {
 	&dev_attr_chiplet_count.attr,
 	&dev_attr_memory_total.attr,
 	&dev_attr_memory_used.attr,
+	&dev_attr_memory_placed.attr,
 	&dev_attr_capabilities.attr,
 	&dev_attr_status.attr,
 	&dev_attr_status_code.attr,
@@ -159,6 +167,13 @@ static ssize_t chiplet_memory_used_show(struct kobject *kobj,
 			  (s64)atomic64_read(&kobj_to_chiplet(kobj)->memory_used));
 }
 
+static ssize_t chiplet_memory_placed_show(struct kobject *kobj,
+					  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  (s64)atomic64_read(&kobj_to_chiplet(kobj)->memory_placed));
+}
+
 static ssize_t chiplet_engines_show(struct kobject *kobj,
 				    struct kobj_attribute *attr, char *buf)
 {
@@ -177,12 +192,15 @@ static struct kobj_attribute chiplet_attr_memory_total =
 	__ATTR(memory_total, 0444, chiplet_memory_total_show, NULL);
 static struct kobj_attribute chiplet_attr_memory_used =
 	__ATTR(memory_used, 0444, chiplet_memory_used_show, NULL);
+static struct kobj_attribute chiplet_attr_memory_placed =
+	__ATTR(memory_placed, 0444, chiplet_memory_placed_show, NULL);
 static struct kobj_attribute chiplet_attr_engines =
 	__ATTR(engines, 0444, chiplet_engines_show, NULL);
 
 static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_total.attr,
 	&chiplet_attr_memory_used.attr,
+	&chiplet_attr_memory_placed.attr,
 	&chiplet_attr_engines.attr,
 	NULL
 };

@@ -10,6 +10,7 @@
  * hands it to the core through rbln_device_create().  A PCI backend would do
  * the same from a pci_driver.
  */
+#include <linux/dma-mapping.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -117,8 +118,11 @@ static int rbln_sim_add(unsigned int id, const struct rbln_sku *sku, u64 memory)
 	sdev->dev.bus = &rbln_sim_bus;
 	sdev->dev.id = id;
 	sdev->dev.release = rbln_sim_dev_release;
-
-	ret = device_register(&sdev->dev);
+	/* The simulated NPU reaches all of host memory, as the real one does over PCIe. */
+	device_initialize(&sdev->dev);
+	ret = dma_coerce_mask_and_coherent(&sdev->dev, DMA_BIT_MASK(64));
+	if (!ret)
+		ret = device_add(&sdev->dev);
 	if (ret) {
 		put_device(&sdev->dev);
 		return ret;

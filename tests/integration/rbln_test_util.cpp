@@ -107,6 +107,53 @@ int device_info(int fd, drm_rbln_device_info &info)
 	return ::ioctl(fd, DRM_IOCTL_RBLN_DEVICE_INFO, &info) ? errno : 0;
 }
 
+int bo_create(int fd, uint64_t size, uint32_t flags, uint32_t chiplet, uint32_t *handle)
+{
+	drm_rbln_bo_create args{};
+	args.size = size;
+	args.flags = flags;
+	args.chiplet = chiplet;
+	if (::ioctl(fd, DRM_IOCTL_RBLN_BO_CREATE, &args))
+		return errno;
+	*handle = args.handle;
+	return 0;
+}
+
+int bo_info(int fd, uint32_t handle, drm_rbln_bo_info &info)
+{
+	info = {};
+	info.handle = handle;
+	return ::ioctl(fd, DRM_IOCTL_RBLN_BO_INFO, &info) ? errno : 0;
+}
+
+int gem_close(int fd, uint32_t handle)
+{
+	drm_gem_close args{};
+	args.handle = handle;
+	return ::ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args) ? errno : 0;
+}
+
+int prime_export(int fd, uint32_t handle, int *dmabuf_fd)
+{
+	drm_prime_handle args{};
+	args.handle = handle;
+	args.flags = DRM_CLOEXEC | DRM_RDWR;
+	if (::ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args))
+		return errno;
+	*dmabuf_fd = args.fd;
+	return 0;
+}
+
+int prime_import(int fd, int dmabuf_fd, uint32_t *handle)
+{
+	drm_prime_handle args{};
+	args.fd = dmabuf_fd;
+	if (::ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &args))
+		return errno;
+	*handle = args.handle;
+	return 0;
+}
+
 bool kernel_has_accel()
 {
 	return fs::exists("/sys/class/accel");

@@ -36,6 +36,13 @@ int get_param(int fd, uint32_t param, uint64_t *value, uint32_t flags = 0, uint3
 int get_param(int fd, drm_rbln_get_param &args);
 int device_info(int fd, drm_rbln_device_info &info);
 
+// Buffer objects; each returns 0 or errno.
+int bo_create(int fd, uint64_t size, uint32_t flags, uint32_t chiplet, uint32_t *handle);
+int bo_info(int fd, uint32_t handle, drm_rbln_bo_info &info);
+int gem_close(int fd, uint32_t handle);
+int prime_export(int fd, uint32_t handle, int *dmabuf_fd);
+int prime_import(int fd, int dmabuf_fd, uint32_t *handle);
+
 // True when this kernel gives rbln compute-accel nodes.
 bool kernel_has_accel();
 
@@ -56,6 +63,14 @@ public:
 	Fd(const Fd &) = delete;
 	Fd &operator=(const Fd &) = delete;
 	Fd(Fd &&o) noexcept : fd_(o.release()) {}
+	Fd &operator=(Fd &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			fd_ = o.release();
+		}
+		return *this;
+	}
 	~Fd();
 	int get() const { return fd_; }
 	int release() { int fd = fd_; fd_ = -1; return fd; }

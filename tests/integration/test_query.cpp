@@ -154,6 +154,9 @@ TEST_F(Query, DeviceInfoMatchesSysfs)
 }
 
 // One row per field and rule.
+// The newest param of this header; one past it must be unknown to the driver.
+constexpr uint32_t kLastParam = DRM_RBLN_PARAM_MEMORY_PLACED;
+
 struct BadGetParam {
 	const char *why;
 	drm_rbln_get_param args;
@@ -163,7 +166,7 @@ TEST_F(Query, BadGetParamIsRejectedAndNothingIsWritten)
 {
 	const BadGetParam rows[] = {
 		{"unknown param", {.param = 0x7fff, .flags = 0, .chiplet = 0, .reserved = 0, .value = 0}},
-		{"param one past the last", {.param = DRM_RBLN_PARAM_BUSY_NS + 1, .flags = 0, .chiplet = 0, .reserved = 0, .value = 0}},
+		{"param one past the last", {.param = kLastParam + 1, .flags = 0, .chiplet = 0, .reserved = 0, .value = 0}},
 		{"unknown flag", {.param = DRM_RBLN_PARAM_UAPI_VERSION, .flags = 1u << 1, .chiplet = 0, .reserved = 0, .value = 0}},
 		{"reserved set", {.param = DRM_RBLN_PARAM_UAPI_VERSION, .flags = 0, .chiplet = 0, .reserved = 1, .value = 0}},
 		{"chiplet without flag", {.param = DRM_RBLN_PARAM_MEMORY_TOTAL, .flags = 0, .chiplet = 1, .reserved = 0, .value = 0}},

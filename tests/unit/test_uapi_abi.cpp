@@ -49,10 +49,60 @@ TEST(UapiAbi, DeviceInfoLayout)
 	EXPECT_FIELD(T, driver_version, 176);
 }
 
+TEST(UapiAbi, BufferObjectLayouts)
+{
+	EXPECT_EQ(sizeof(drm_rbln_bo_create), 24u);
+	EXPECT_FIELD(drm_rbln_bo_create, size, 0);
+	EXPECT_FIELD(drm_rbln_bo_create, flags, 8);
+	EXPECT_FIELD(drm_rbln_bo_create, chiplet, 12);
+	EXPECT_FIELD(drm_rbln_bo_create, handle, 16);
+	EXPECT_FIELD(drm_rbln_bo_create, reserved, 20);
+
+	EXPECT_EQ(sizeof(drm_rbln_bo_info), 40u);
+	EXPECT_FIELD(drm_rbln_bo_info, handle, 0);
+	EXPECT_FIELD(drm_rbln_bo_info, flags, 4);
+	EXPECT_FIELD(drm_rbln_bo_info, size, 8);
+	EXPECT_FIELD(drm_rbln_bo_info, device_address, 16);
+	EXPECT_FIELD(drm_rbln_bo_info, mmap_offset, 24);
+	EXPECT_FIELD(drm_rbln_bo_info, chiplet, 32);
+	EXPECT_FIELD(drm_rbln_bo_info, reserved, 36);
+}
+
+TEST(UapiAbi, DmaLayouts)
+{
+	EXPECT_EQ(sizeof(drm_rbln_copy), 32u);
+	EXPECT_FIELD(drm_rbln_copy, src_handle, 0);
+	EXPECT_FIELD(drm_rbln_copy, dst_handle, 4);
+	EXPECT_FIELD(drm_rbln_copy, src_offset, 8);
+	EXPECT_FIELD(drm_rbln_copy, dst_offset, 16);
+	EXPECT_FIELD(drm_rbln_copy, size, 24);
+
+	EXPECT_EQ(sizeof(drm_rbln_submit), 48u);
+	EXPECT_FIELD(drm_rbln_submit, engine, 0);
+	EXPECT_FIELD(drm_rbln_submit, chiplet, 4);
+	EXPECT_FIELD(drm_rbln_submit, copies, 8);
+	EXPECT_FIELD(drm_rbln_submit, copy_count, 16);
+	EXPECT_FIELD(drm_rbln_submit, copy_size, 20);
+	EXPECT_FIELD(drm_rbln_submit, label, 24);
+	EXPECT_FIELD(drm_rbln_submit, flags, 32);
+	EXPECT_FIELD(drm_rbln_submit, reserved, 36);
+	EXPECT_FIELD(drm_rbln_submit, seqno, 40);
+
+	EXPECT_EQ(sizeof(drm_rbln_wait), 24u);
+	EXPECT_FIELD(drm_rbln_wait, seqno, 0);
+	EXPECT_FIELD(drm_rbln_wait, timeout_ns, 8);
+	EXPECT_FIELD(drm_rbln_wait, flags, 16);
+	EXPECT_FIELD(drm_rbln_wait, status, 20);
+}
+
 TEST(UapiAbi, IoctlNumbersAreStable)
 {
 	EXPECT_EQ(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0306444ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)
@@ -67,4 +117,8 @@ TEST(UapiAbi, EnumValuesAreStable)
 	EXPECT_EQ(DRM_RBLN_SKU_REBEL100, 3);
 	EXPECT_EQ(DRM_RBLN_ENGINE_EXTERNAL_HDMA, 3);
 	EXPECT_EQ(DRM_RBLN_PARAM_BUSY_NS, 11);
+	EXPECT_EQ(DRM_RBLN_PARAM_MEMORY_PLACED, 12);
+	EXPECT_EQ(DRM_RBLN_BO_EAGER, 1u);
+	EXPECT_EQ(DRM_RBLN_BO_HOST, 2u);
+	EXPECT_EQ(DRM_RBLN_CHIPLET_INTERLEAVED, 0xffffffffu);
 }

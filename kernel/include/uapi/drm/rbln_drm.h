@@ -27,18 +27,30 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		1
+#define DRM_RBLN_UAPI_VERSION		2
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
 
 #define DRM_RBLN_GET_PARAM		0x00
 #define DRM_RBLN_DEVICE_INFO		0x01
+#define DRM_RBLN_BO_CREATE		0x02
+#define DRM_RBLN_BO_INFO		0x03
+#define DRM_RBLN_SUBMIT			0x04
+#define DRM_RBLN_WAIT			0x05
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
 #define DRM_IOCTL_RBLN_DEVICE_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_DEVICE_INFO, struct drm_rbln_device_info)
+#define DRM_IOCTL_RBLN_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_BO_CREATE, struct drm_rbln_bo_create)
+#define DRM_IOCTL_RBLN_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_BO_INFO, struct drm_rbln_bo_info)
+#define DRM_IOCTL_RBLN_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_SUBMIT, struct drm_rbln_submit)
+#define DRM_IOCTL_RBLN_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_WAIT, struct drm_rbln_wait)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -69,6 +81,8 @@ enum drm_rbln_engine {
 /* Capability bits (DRM_RBLN_PARAM_CAPABILITIES, drm_rbln_device_info.capabilities). */
 #define DRM_RBLN_CAP_SIMULATED		(1ULL << 0)	/* simulation backend, not silicon */
 #define DRM_RBLN_CAP_ACCEL_NODE		(1ULL << 1)	/* node is /dev/accel/accelN, else a DRM render node */
+#define DRM_RBLN_CAP_MEMORY		(1ULL << 2)	/* BO_CREATE/BO_INFO, mmap, PRIME */
+#define DRM_RBLN_CAP_DMA		(1ULL << 3)	/* SUBMIT/WAIT */
 
 enum drm_rbln_param {
 	DRM_RBLN_PARAM_UAPI_VERSION		= 0,	/* DRM_RBLN_UAPI_VERSION of the driver */
@@ -83,6 +97,7 @@ enum drm_rbln_param {
 	DRM_RBLN_PARAM_MEMORY_USED		= 9,	/* bytes; per chiplet with the flag */
 	DRM_RBLN_PARAM_ENGINE_MASK		= 10,	/* chiplet only: bit per drm_rbln_engine */
 	DRM_RBLN_PARAM_BUSY_NS			= 11,	/* total time any engine ran a job */
+	DRM_RBLN_PARAM_MEMORY_PLACED		= 12,	/* bytes with backing placed; per chiplet with the flag */
 };
 
 /* drm_rbln_get_param.flags */
@@ -124,6 +139,100 @@ struct drm_rbln_device_info {
 	char  pci_bus_id[16];		/* "0000:01:00.0" */
 	char  firmware_version[32];
 	char  driver_version[32];	/* version of rbln.ko */
+};
+
+/*
+ * Buffer objects.  Device memory is accounted at creation against the chosen
+ * chiplet (or split evenly over all chiplets when interleaved); a lazy buffer
+ * gets its backing placed on first use (a DMA job or a CPU access through
+ * mmap), an eager one at creation.  Host buffers are system memory that
+ * External HDMA reaches; they take no device capacity.
+ */
+#define DRM_RBLN_BO_EAGER		(1U << 0)	/* place at creation */
+#define DRM_RBLN_BO_HOST		(1U << 1)	/* host memory, not device memory */
+#define DRM_RBLN_BO_CREATE_FLAGS	(DRM_RBLN_BO_EAGER | DRM_RBLN_BO_HOST)
+#define DRM_RBLN_BO_PLACED		(1U << 31)	/* BO_INFO only: backing exists */
+
+#define DRM_RBLN_CHIPLET_INTERLEAVED	0xffffffffU	/* spread over all chiplets */
+
+/*
+ * DRM_IOCTL_RBLN_BO_CREATE.  Sizes are rounded up to the page size.
+ * -EINVAL: zero size, unknown flags, non-zero reserved, bad chiplet (host
+ * buffers take chiplet 0); -ENOSPC: not enough device memory left on the
+ * chiplet(s); -E2BIG: host buffer over DRM_RBLN_HOST_BO_MAX.
+ */
+#define DRM_RBLN_HOST_BO_MAX		(1ULL << 30)
+
+struct drm_rbln_bo_create {
+	__u64 size;		/* in: bytes */
+	__u32 flags;		/* in: DRM_RBLN_BO_* */
+	__u32 chiplet;		/* in: chiplet index or DRM_RBLN_CHIPLET_INTERLEAVED */
+	__u32 handle;		/* out: GEM handle; free with DRM_IOCTL_GEM_CLOSE */
+	__u32 reserved;		/* in: must be 0 */
+};
+
+/* DRM_IOCTL_RBLN_BO_INFO.  -ENOENT: no such handle for this file. */
+struct drm_rbln_bo_info {
+	__u32 handle;		/* in */
+	__u32 flags;		/* in: must be 0; out: DRM_RBLN_BO_* incl. PLACED */
+	__u64 size;		/* out: bytes */
+	__u64 device_address;	/* out: address in the device's address space */
+	__u64 mmap_offset;	/* out: offset to mmap() on the device fd */
+	__u32 chiplet;		/* out: as created */
+	__u32 reserved;		/* in: must be 0 */
+};
+
+/*
+ * A copy done by a DMA engine.  Which buffers an engine may touch:
+ *  - EXTERNAL_HDMA (chiplet 0 only): between a host buffer and device memory;
+ *  - DEVICE_HDMA, NEURAL_DMA: device memory of the submitting chiplet;
+ *  - TASK_DMA: device memory, one side on the submitting chiplet (gathers
+ *    from and scatters to the other chiplets).
+ * An interleaved buffer is on every chiplet.
+ */
+struct drm_rbln_copy {
+	__u32 src_handle;
+	__u32 dst_handle;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 size;		/* bytes, non-zero */
+};
+
+#define DRM_RBLN_MAX_COPIES		4096
+#define DRM_RBLN_LABEL_MAX		64	/* including the NUL */
+
+/*
+ * DRM_IOCTL_RBLN_SUBMIT: queue a job of copies on one engine of one chiplet.
+ * Everything is validated before anything runs.  -EINVAL: bad engine,
+ * chiplet, count, element size, flags, reserved, range or overlap rule;
+ * -ENOENT: a handle not owned by this file; -EFAULT: bad pointer;
+ * -ENODEV: the chiplet is down or the device is gone.
+ */
+struct drm_rbln_submit {
+	__u32 engine;		/* in: enum drm_rbln_engine */
+	__u32 chiplet;		/* in */
+	__u64 copies;		/* in: pointer to copy_count elements of copy_size bytes */
+	__u32 copy_count;	/* in: 1..DRM_RBLN_MAX_COPIES */
+	__u32 copy_size;	/* in: sizeof(struct drm_rbln_copy) of the caller; larger
+				 * elements must have zeros beyond what the driver knows */
+	__u64 label;		/* in: pointer to a NUL-terminated label for tracing, or 0 */
+	__u32 flags;		/* in: must be 0 */
+	__u32 reserved;		/* in: must be 0 */
+	__u64 seqno;		/* out: wait for it with DRM_IOCTL_RBLN_WAIT */
+};
+
+/*
+ * DRM_IOCTL_RBLN_WAIT: wait for a job of this file.  Returns 0 once it has
+ * completed, with its result in .status: 0 done, -ETIMEDOUT the engine hung
+ * and was reset, -EIO the job failed, -ENODEV the device went away,
+ * -ENOMEM its buffers could not be placed.  -ETIME: still running after
+ * timeout_ns; -EINVAL: seqno never issued, flags or reserved set.
+ */
+struct drm_rbln_wait {
+	__u64 seqno;		/* in */
+	__s64 timeout_ns;	/* in: relative; 0 polls */
+	__u32 flags;		/* in: must be 0 */
+	__s32 status;		/* out */
 };
 
 #if defined(__cplusplus)

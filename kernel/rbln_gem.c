@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Buffer objects.  The simulated device memory of a buffer is vmalloc'ed
+ * kernel memory: placed at creation (eager) or on first use (lazy: the first
+ * DMA job touching it or the first CPU access through mmap).  CPU mappings
+ * are filled page by page from a fault handler so that they can be revoked.
+ */
+#include <linux/dma-buf.h>
+#include <linux/iosys-map.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_vma_manager.h>
+
+#include "rbln_compat.h"
+#include "rbln_device.h"
+#include "rbln_gem.h"
+
+/* Device addresses: one 1 TiB window per chiplet, interleaved above them. */
+#define RBLN_CHIPLET_WINDOW_SHIFT	40
+
+bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
+{
+	if (rbln_bo_is_host(bo) || bo->pages)
+		return false;
+	return bo->chiplet == DRM_RBLN_CHIPLET_INTERLEAVED || bo->chiplet == chiplet;
+}
+
+static struct rbln_device *bo_rdev(const struct rbln_bo *bo)
+{
+	return to_rbln_device(bo->base.dev);
+}
+
+int rbln_bo_place(struct rbln_bo *bo)
+{
+	int ret = 0;
+
+	mutex_lock(&bo->lock);
+	if (!bo->vaddr) {
+		bo->vaddr = vmalloc_user(bo->base.size);
+		if (!bo->vaddr)
+			ret = -ENOMEM;
+		else if (bo->accounted)
+			rbln_mem_placed(bo_rdev(bo), bo->chiplet, bo->base.size);
+	}
+	mutex_unlock(&bo->lock);
+	return ret;
+}
+
+static void rbln_bo_free(struct drm_gem_object *obj)
+{
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	struct rbln_device *rdev = bo_rdev(bo);
+
+	if (bo->pages) {
+		vunmap(bo->vaddr);
+		kvfree(bo->pages);
+		drm_prime_gem_destroy(obj, NULL);
+	} else if (bo->vaddr) {
+		vfree(bo->vaddr);
+		if (bo->accounted)
+			rbln_mem_placed(rdev, bo->chiplet, -(s64)obj->size);
+	}
+	if (bo->accounted)
+		rbln_mem_unreserve(rdev, bo->chiplet, obj->size);
+	drm_gem_object_release(obj);
+	mutex_destroy(&bo->lock);
+	kfree(bo);
+}
+
+static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct rbln_bo *bo = to_rbln_bo(vma->vm_private_data);
+	unsigned long offset = vmf->address - vma->vm_start;
+	struct page *page;
+
+	if (!bo->vaddr || offset >= bo->base.size)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page(bo->vaddr + offset);
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct rbln_bo_vm_ops = {
+	.fault = rbln_bo_fault,
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+/* CPU access needs backing: mapping a lazy buffer places it. */
+static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	ret = rbln_bo_place(bo);
+	if (ret)
+		return ret;
+	rbln_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
+}
+
+static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
+{
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	unsigned int i, n = obj->size >> PAGE_SHIFT;
+	struct sg_table *sgt;
+	struct page **pages;
+	int ret;
+
+	ret = rbln_bo_place(bo);
+	if (ret)
+		return ERR_PTR(ret);
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < n; i++)
+		pages[i] = vmalloc_to_page(bo->vaddr + ((size_t)i << PAGE_SHIFT));
+	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
+	kvfree(pages);
+	return sgt;
+}
+
+static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	int ret = rbln_bo_place(bo);
+
+	if (!ret)
+		iosys_map_set_vaddr(map, bo->vaddr);
+	return ret;
+}
+
+static const struct drm_gem_object_funcs rbln_bo_funcs = {
+	.free = rbln_bo_free,
+	.mmap = rbln_bo_mmap,
+	.get_sg_table = rbln_bo_get_sg_table,
+	.vmap = rbln_bo_vmap,
+	.vm_ops = &rbln_bo_vm_ops,
+};
+
+static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags, u32 chiplet)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_bo *bo;
+	u64 window;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->flags = flags;
+	bo->chiplet = chiplet;
+	mutex_init(&bo->lock);
+	bo->base.funcs = &rbln_bo_funcs;
+	drm_gem_private_object_init(drm, &bo->base, size);
+
+	window = chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? RBLN_MAX_CHIPLETS : chiplet;
+	bo->device_address = (window << RBLN_CHIPLET_WINDOW_SHIFT) +
+			     atomic64_fetch_add(size, &rdev->next_address);
+
+	ret = drm_gem_create_mmap_offset(&bo->base);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	return bo;
+}
+
+int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct drm_rbln_bo_create *args = data;
+	bool host = args->flags & DRM_RBLN_BO_HOST;
+	struct rbln_bo *bo;
+	u64 size;
+	int ret;
+
+	if (args->flags & ~DRM_RBLN_BO_CREATE_FLAGS || args->reserved || !args->size ||
+	    args->size > U64_MAX - PAGE_SIZE)
+		return -EINVAL;
+	size = PAGE_ALIGN(args->size);
+	if (host) {
+		if (args->chiplet)
+			return -EINVAL;
+		if (size > DRM_RBLN_HOST_BO_MAX)
+			return -E2BIG;
+	} else {
+		if (args->chiplet >= rdev->nr_chiplets &&
+		    args->chiplet != DRM_RBLN_CHIPLET_INTERLEAVED)
+			return -EINVAL;
+		ret = rbln_mem_reserve(rdev, args->chiplet, size);
+		if (ret)
+			return ret;
+	}
+
+	bo = rbln_bo_alloc(drm, size, args->flags, args->chiplet);
+	if (IS_ERR(bo)) {
+		if (!host)
+			rbln_mem_unreserve(rdev, args->chiplet, size);
+		return PTR_ERR(bo);
+	}
+	bo->accounted = !host;	/* from here on, freeing the buffer unreserves */
+
+	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;
+	if (!ret)
+		ret = drm_gem_handle_create(file, &bo->base, &args->handle);
+	drm_gem_object_put(&bo->base);
+	return ret;
+}
+
+int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_rbln_bo_info *args = data;
+	struct drm_gem_object *obj;
+	struct rbln_bo *bo;
+
+	if (args->flags || args->reserved)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	bo = to_rbln_bo(obj);
+	args->flags = bo->flags | (READ_ONCE(bo->vaddr) ? DRM_RBLN_BO_PLACED : 0);
+	args->size = obj->size;
+	args->device_address = bo->device_address;
+	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	args->chiplet = bo->chiplet;
+	drm_gem_object_put(obj);
+	return 0;
+}
+
+/*
+ * A buffer exported by another device: host memory to this one, reachable by
+ * External HDMA, taking none of this device's capacity.
+ */
+struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
+						      struct dma_buf_attachment *attach,
+						      struct sg_table *sgt)
+{
+	size_t size = attach->dmabuf->size;
+	unsigned int n = size >> PAGE_SHIFT;
+	struct rbln_bo *bo;
+	int ret;
+
+	bo = rbln_bo_alloc(drm, size, DRM_RBLN_BO_HOST, 0);
+	if (IS_ERR(bo))
+		return ERR_CAST(bo);
+	bo->pages = kvmalloc_array(n, sizeof(*bo->pages), GFP_KERNEL);
+	ret = bo->pages ? drm_prime_sg_to_page_array(sgt, bo->pages, n) : -ENOMEM;
+	if (!ret) {
+		bo->vaddr = vmap(bo->pages, n, VM_MAP, PAGE_KERNEL);
+		if (!bo->vaddr)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		kvfree(bo->pages);
+		bo->pages = NULL;
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	bo->base.import_attach = attach;
+	return &bo->base;
+}

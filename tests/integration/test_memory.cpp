@@ -1,0 +1,257 @@
+// Buffer objects against the real module: lazy vs eager placement and its
+// accounting, interleaving, capacity, mmap, PRIME, ownership, bad input, and
+// a killed process leaving nothing behind.
+#include <csignal>
+#include <cstring>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+uint64_t param(int fd, uint32_t p, int chiplet = -1)
+{
+	uint64_t v = ~0ull;
+	EXPECT_EQ(get_param(fd, p, &v, chiplet < 0 ? 0 : DRM_RBLN_GET_PARAM_CHIPLET,
+			    chiplet < 0 ? 0 : chiplet), 0);
+	return v;
+}
+
+struct Usage {
+	uint64_t used, placed;
+	bool operator==(const Usage &) const = default;
+};
+
+Usage usage(int fd, int chiplet = -1)
+{
+	return {param(fd, DRM_RBLN_PARAM_MEMORY_USED, chiplet),
+		param(fd, DRM_RBLN_PARAM_MEMORY_PLACED, chiplet)};
+}
+
+std::ostream &operator<<(std::ostream &os, const Usage &u)
+{
+	return os << "{used " << u.used << ", placed " << u.placed << "}";
+}
+
+// The Rebel100 (4 chiplets, 64 MiB in the suite) is NPU 1.
+class Memory : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		auto d = sim_device(1);
+		ASSERT_TRUE(d);
+		fd_ = open_node(d->node);
+		ASSERT_TRUE(fd_);
+		ASSERT_EQ(param(fd_.get(), DRM_RBLN_PARAM_CHIPLET_COUNT), 4u);
+		baseline_ = usage(fd_.get());
+	}
+	void TearDown() override { EXPECT_EQ(usage(fd_.get()), baseline_) << "memory leaked"; }
+
+	Fd fd_;
+	Usage baseline_{};
+};
+
+} // namespace
+
+TEST_F(Memory, LazyBufferReservesAtCreationAndPlacesOnFirstUse)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 3 * kMiB, 0, 2, &h), 0);
+	EXPECT_EQ(usage(fd_.get()), (Usage{baseline_.used + 3 * kMiB, baseline_.placed}));
+	EXPECT_EQ(usage(fd_.get(), 2).used, 3 * kMiB);
+
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	EXPECT_EQ(info.size, 3 * kMiB);
+	EXPECT_EQ(info.chiplet, 2u);
+	EXPECT_FALSE(info.flags & DRM_RBLN_BO_PLACED);
+
+	// CPU access through mmap needs backing: the buffer gets placed.
+	void *p = mmap(nullptr, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
+		       info.mmap_offset);
+	ASSERT_NE(p, MAP_FAILED);
+	EXPECT_EQ(usage(fd_.get()), (Usage{baseline_.used + 3 * kMiB, baseline_.placed + 3 * kMiB}));
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	EXPECT_TRUE(info.flags & DRM_RBLN_BO_PLACED);
+
+	// Fresh device memory reads as zeros; writes are seen by a second mapping.
+	auto *bytes = static_cast<uint8_t *>(p);
+	EXPECT_EQ(bytes[0], 0);
+	EXPECT_EQ(bytes[info.size - 1], 0);
+	for (uint64_t i = 0; i < info.size; i += 4096)
+		bytes[i] = uint8_t(i >> 12);
+	void *q = mmap(nullptr, info.size, PROT_READ, MAP_SHARED, fd_.get(), info.mmap_offset);
+	ASSERT_NE(q, MAP_FAILED);
+	EXPECT_EQ(memcmp(p, q, info.size), 0);
+	munmap(q, info.size);
+	munmap(p, info.size);
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+TEST_F(Memory, EagerBufferIsPlacedAtCreation)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 5000, DRM_RBLN_BO_EAGER, 0, &h), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	EXPECT_EQ(info.size, 8192u) << "sizes are rounded up to pages";
+	EXPECT_TRUE(info.flags & DRM_RBLN_BO_PLACED);
+	EXPECT_EQ(usage(fd_.get(), 0), (Usage{8192, 8192}));
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+TEST_F(Memory, InterleavedBufferIsSplitOverChiplets)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 4 * kMiB + 4096, DRM_RBLN_BO_EAGER,
+			    DRM_RBLN_CHIPLET_INTERLEAVED, &h), 0);
+	EXPECT_EQ(usage(fd_.get(), 0).used, kMiB + 4096) << "remainder on chiplet 0";
+	for (int c = 1; c < 4; c++)
+		EXPECT_EQ(usage(fd_.get(), c), (Usage{kMiB, kMiB})) << "chiplet " << c;
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+TEST_F(Memory, CapacityIsEnforcedPerChiplet)
+{
+	const uint64_t chiplet_total = param(fd_.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, 3);
+	uint32_t all = 0, more = 0;
+	EXPECT_EQ(bo_create(fd_.get(), chiplet_total + 4096, 0, 3, &more), ENOSPC);
+	ASSERT_EQ(bo_create(fd_.get(), chiplet_total, 0, 3, &all), 0) << "lazy: no backing needed";
+	EXPECT_EQ(bo_create(fd_.get(), 4096, 0, 3, &more), ENOSPC);
+	// Four pages interleave one per chiplet, so chiplet 3 must take one.
+	EXPECT_EQ(bo_create(fd_.get(), 4 * 4096, 0, DRM_RBLN_CHIPLET_INTERLEAVED, &more), ENOSPC);
+	EXPECT_EQ(usage(fd_.get(), 3).used, chiplet_total);
+	ASSERT_EQ(bo_create(fd_.get(), 4096, 0, 2, &more), 0) << "other chiplets unaffected";
+	EXPECT_EQ(gem_close(fd_.get(), more), 0);
+	EXPECT_EQ(gem_close(fd_.get(), all), 0);
+}
+
+TEST_F(Memory, BadCreateIsRejectedAndChangesNothing)
+{
+	struct Row {
+		const char *why;
+		drm_rbln_bo_create args;
+		int err;
+	};
+	const Row rows[] = {
+		{"zero size", {.size = 0, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 0}, EINVAL},
+		{"size overflows page rounding", {.size = ~0ull, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 0}, EINVAL},
+		{"unknown flag", {.size = 4096, .flags = 1u << 5, .chiplet = 0, .handle = 0, .reserved = 0}, EINVAL},
+		{"PLACED is output only", {.size = 4096, .flags = DRM_RBLN_BO_PLACED, .chiplet = 0, .handle = 0, .reserved = 0}, EINVAL},
+		{"reserved set", {.size = 4096, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 1}, EINVAL},
+		{"chiplet out of range", {.size = 4096, .flags = 0, .chiplet = 4, .handle = 0, .reserved = 0}, EINVAL},
+		{"host buffer with a chiplet", {.size = 4096, .flags = DRM_RBLN_BO_HOST, .chiplet = 1, .handle = 0, .reserved = 0}, EINVAL},
+		{"host buffer too large", {.size = DRM_RBLN_HOST_BO_MAX + 4096, .flags = DRM_RBLN_BO_HOST, .chiplet = 0, .handle = 0, .reserved = 0}, E2BIG},
+		{"larger than the device", {.size = 1ull << 40, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 0}, ENOSPC},
+	};
+	for (const auto &row : rows) {
+		drm_rbln_bo_create args = row.args;
+		args.handle = 0xdead;
+		EXPECT_EQ(ioctl(fd_.get(), DRM_IOCTL_RBLN_BO_CREATE, &args) ? errno : 0, row.err)
+			<< row.why;
+		EXPECT_EQ(args.handle, 0xdeadu) << row.why;
+	}
+}
+
+TEST_F(Memory, HandlesBelongToTheirFile)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 4096, 0, 0, &h), 0);
+	Fd other = open_node(sim_device(1)->node);
+	drm_rbln_bo_info info{};
+	EXPECT_EQ(bo_info(other.get(), h, info), ENOENT);
+	EXPECT_EQ(bo_info(fd_.get(), h + 1000, info), ENOENT);
+	info = {};
+	info.handle = h;
+	info.reserved = 1;
+	EXPECT_EQ(ioctl(fd_.get(), DRM_IOCTL_RBLN_BO_INFO, &info) ? errno : 0, EINVAL);
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+	EXPECT_EQ(gem_close(fd_.get(), h), EINVAL) << "closing twice";
+}
+
+TEST_F(Memory, PrivateMappingsAreRefused)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 4096, 0, 0, &h), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	EXPECT_EQ(mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd_.get(), info.mmap_offset), MAP_FAILED);
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+TEST_F(Memory, PrimeShareWithinAndAcrossDevices)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 8192, DRM_RBLN_BO_HOST, 0, &h), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	auto *p = static_cast<char *>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+					   fd_.get(), info.mmap_offset));
+	ASSERT_NE(p, MAP_FAILED);
+	strcpy(p + 4096, "shared through PRIME");
+
+	int dmabuf = -1;
+	ASSERT_EQ(prime_export(fd_.get(), h, &dmabuf), 0);
+	for (unsigned npu : {1u, 0u}) {	// same device, then the ATOM
+		Fd other = open_node(sim_device(npu)->node);
+		uint32_t imported = 0;
+		ASSERT_EQ(prime_import(other.get(), dmabuf, &imported), 0) << "npu " << npu;
+		drm_rbln_bo_info iinfo{};
+		ASSERT_EQ(bo_info(other.get(), imported, iinfo), 0);
+		EXPECT_EQ(iinfo.size, 8192u);
+		auto *q = static_cast<char *>(mmap(nullptr, 8192, PROT_READ, MAP_SHARED, other.get(),
+						   iinfo.mmap_offset));
+		ASSERT_NE(q, MAP_FAILED);
+		EXPECT_STREQ(q + 4096, "shared through PRIME") << "npu " << npu;
+		munmap(q, 8192);
+	}
+	close(dmabuf);
+	munmap(p, 8192);
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+TEST_F(Memory, KilledProcessLeavesNothingBehind)
+{
+	for (int round = 0; round < 3; round++) {
+		int ready[2];
+		ASSERT_EQ(pipe(ready), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			Fd fd = open_node(sim_device(1)->node);
+			uint32_t h;
+			for (int c = 0; c < 4; c++)
+				if (bo_create(fd.get(), 2 * kMiB, DRM_RBLN_BO_EAGER, c, &h))
+					_exit(1);
+			if (bo_create(fd.get(), kMiB, 0, DRM_RBLN_CHIPLET_INTERLEAVED, &h))
+				_exit(1);
+			drm_rbln_bo_info info{};
+			bo_info(fd.get(), h, info);
+			void *p = mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(),
+				       info.mmap_offset);
+			if (p == MAP_FAILED)
+				_exit(1);
+			(void)!write(ready[1], "x", 1);
+			pause();
+			_exit(0);
+		}
+		close(ready[1]);
+		char c;
+		ASSERT_EQ(read(ready[0], &c, 1), 1) << "child failed to allocate";
+		close(ready[0]);
+		EXPECT_EQ(usage(fd_.get()).used, baseline_.used + 9 * kMiB);
+		kill(pid, SIGKILL);
+		int status;
+		waitpid(pid, &status, 0);
+		EXPECT_EQ(usage(fd_.get()), baseline_) << "round " << round;
+	}
+}
