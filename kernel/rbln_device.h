@@ -6,6 +6,7 @@
 #include <linux/atomic.h>
 #include <linux/kobject.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <drm/drm_device.h>
 
 #include "rbln_hw.h"
@@ -16,6 +17,12 @@
 struct rbln_engine {
 	enum drm_rbln_engine kind;
 	bool present;
+	struct rbln_chiplet *chiplet;
+	struct workqueue_struct *wq;	/* runs this engine's jobs in order */
+	bool hung;			/* fault injection: jobs do not finish */
+	wait_queue_head_t wait;		/* hung cleared, or the device is dying */
+	atomic_t resets;
+	atomic64_t busy_ns;
 };
 
 struct rbln_chiplet {
@@ -26,6 +33,7 @@ struct rbln_chiplet {
 	atomic64_t memory_placed;	/* with backing */
 	struct rbln_engine engines[DRM_RBLN_ENGINE_COUNT];
 	struct kobject *kobj;		/* chipletN/ in sysfs */
+	bool down;			/* fault injection: the chiplet is offline */
 };
 
 /*
@@ -55,6 +63,9 @@ struct rbln_device {
 	struct rbln_busy busy;
 	spinlock_t mem_lock;		/* makes capacity check + reserve atomic */
 	atomic64_t next_address;	/* simulated device address space */
+	bool dying;			/* being removed: hung jobs give up */
+	atomic_t fail_next_jobs;	/* fault injection */
+	struct dentry *debugfs;
 };
 
 static inline struct rbln_device *to_rbln_device(struct drm_device *drm)
@@ -88,6 +99,12 @@ void rbln_sysfs_fini(struct rbln_device *rdev);
 struct drm_file;
 int rbln_ioctl_get_param(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* rbln_debugfs.c */
+void rbln_debugfs_init(void);
+void rbln_debugfs_fini(void);
+void rbln_debugfs_device_init(struct rbln_device *rdev);
+void rbln_debugfs_device_fini(struct rbln_device *rdev);
 
 /* rbln_gem.c */
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);

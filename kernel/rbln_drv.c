@@ -16,6 +16,7 @@
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
+#include "rbln_job.h"
 #include "sim/rbln_sim.h"
 
 static const struct drm_ioctl_desc rbln_ioctls[] = {
@@ -23,6 +24,8 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RBLN_DEVICE_INFO, rbln_ioctl_device_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_BO_CREATE, rbln_ioctl_bo_create, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_BO_INFO, rbln_ioctl_bo_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_SUBMIT, rbln_ioctl_submit, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_WAIT, rbln_ioctl_wait, DRM_RENDER_ALLOW),
 };
 
 #if RBLN_HAVE_DRM_ACCEL
@@ -38,6 +41,8 @@ static const struct drm_driver rbln_drm_driver = {
 	.ioctls = rbln_ioctls,
 	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
 	.fops = &rbln_fops,
+	.open = rbln_client_open,
+	.postclose = rbln_client_close,
 	.gem_prime_import_sg_table = rbln_gem_prime_import_sg_table,
 	RBLN_DRM_DRIVER_PRIME_HOOKS
 	.name = "rbln",
@@ -78,7 +83,7 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 
 u64 rbln_driver_capabilities(void)
 {
-	return DRM_RBLN_CAP_MEMORY |
+	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA |
 	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0);
 }
 
@@ -196,20 +201,28 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rbln_busy_init(&rdev->busy);
 	spin_lock_init(&rdev->mem_lock);
 	atomic64_set(&rdev->next_address, 0);
+	atomic_set(&rdev->fail_next_jobs, 0);
 	rbln_chiplets_init(rdev);
 	dev_set_drvdata(parent, rdev);
 
-	ret = rbln_sysfs_init(rdev);
+	ret = rbln_engines_init(rdev);
 	if (ret)
 		return ERR_PTR(ret);
-
+	ret = rbln_sysfs_init(rdev);
+	if (ret)
+		goto err_engines;
 	ret = drm_dev_register(&rdev->drm, 0);
-	if (ret) {
-		rbln_sysfs_fini(rdev);
-		return ERR_PTR(ret);
-	}
+	if (ret)
+		goto err_sysfs;
+	rbln_debugfs_device_init(rdev);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
 	return rdev;
+
+err_sysfs:
+	rbln_sysfs_fini(rdev);
+err_engines:
+	rbln_engines_fini(rdev);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -221,13 +234,20 @@ struct rbln_device *rbln_device_create(struct device *parent,
 void rbln_device_destroy(struct rbln_device *rdev)
 {
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
+	/* Jobs stuck on a hung engine give up now rather than at their timeout. */
+	WRITE_ONCE(rdev->dying, true);
+	rbln_engines_kick(rdev);
+	rbln_debugfs_device_fini(rdev);
 	drm_dev_unplug(&rdev->drm);
+	rbln_engines_fini(rdev);
 	rbln_sysfs_fini(rdev);
 	dev_set_drvdata(rdev->parent, NULL);
 }
 
 static int __init rbln_init(void)
 {
+	int ret;
+
 	BUILD_BUG_ON(sizeof(struct drm_rbln_get_param) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 208);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
@@ -236,12 +256,17 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 
-	return rbln_sim_init();
+	rbln_debugfs_init();
+	ret = rbln_sim_init();
+	if (ret)
+		rbln_debugfs_fini();
+	return ret;
 }
 
 static void __exit rbln_exit(void)
 {
 	rbln_sim_exit();
+	rbln_debugfs_fini();
 }
 
 module_init(rbln_init);

@@ -174,6 +174,17 @@ static ssize_t chiplet_memory_placed_show(struct kobject *kobj,
 			  (s64)atomic64_read(&kobj_to_chiplet(kobj)->memory_placed));
 }
 
+static ssize_t chiplet_engine_resets_show(struct kobject *kobj,
+					  struct kobj_attribute *attr, char *buf)
+{
+	const struct rbln_chiplet *chiplet = kobj_to_chiplet(kobj);
+	unsigned int kind, resets = 0;
+
+	for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+		resets += atomic_read(&chiplet->engines[kind].resets);
+	return sysfs_emit(buf, "%u\n", resets);
+}
+
 static ssize_t chiplet_engines_show(struct kobject *kobj,
 				    struct kobj_attribute *attr, char *buf)
 {
@@ -194,6 +205,8 @@ static struct kobj_attribute chiplet_attr_memory_used =
 	__ATTR(memory_used, 0444, chiplet_memory_used_show, NULL);
 static struct kobj_attribute chiplet_attr_memory_placed =
 	__ATTR(memory_placed, 0444, chiplet_memory_placed_show, NULL);
+static struct kobj_attribute chiplet_attr_engine_resets =
+	__ATTR(engine_resets, 0444, chiplet_engine_resets_show, NULL);
 static struct kobj_attribute chiplet_attr_engines =
 	__ATTR(engines, 0444, chiplet_engines_show, NULL);
 
@@ -202,6 +215,7 @@ static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_used.attr,
 	&chiplet_attr_memory_placed.attr,
 	&chiplet_attr_engines.attr,
+	&chiplet_attr_engine_resets.attr,
 	NULL
 };
 ATTRIBUTE_GROUPS(rbln_chiplet);

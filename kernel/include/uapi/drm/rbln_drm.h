@@ -200,13 +200,15 @@ struct drm_rbln_copy {
 
 #define DRM_RBLN_MAX_COPIES		4096
 #define DRM_RBLN_LABEL_MAX		64	/* including the NUL */
+#define DRM_RBLN_MAX_INFLIGHT		256	/* unfinished jobs per open file */
 
 /*
  * DRM_IOCTL_RBLN_SUBMIT: queue a job of copies on one engine of one chiplet.
  * Everything is validated before anything runs.  -EINVAL: bad engine,
  * chiplet, count, element size, flags, reserved, range or overlap rule;
  * -ENOENT: a handle not owned by this file; -EFAULT: bad pointer;
- * -ENODEV: the chiplet is down or the device is gone.
+ * -ENODEV: the chiplet is down or the device is gone; -EAGAIN: this file
+ * has DRM_RBLN_MAX_INFLIGHT unfinished jobs, wait for one first.
  */
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
@@ -225,7 +227,7 @@ struct drm_rbln_submit {
  * DRM_IOCTL_RBLN_WAIT: wait for a job of this file.  Returns 0 once it has
  * completed, with its result in .status: 0 done, -ETIMEDOUT the engine hung
  * and was reset, -EIO the job failed, -ENODEV the device went away,
- * -ENOMEM its buffers could not be placed.  -ETIME: still running after
+ * -ENOMEM its buffers could not be placed, -ECANCELED its file was closing.  -ETIME: still running after
  * timeout_ns; -EINVAL: seqno never issued, flags or reserved set.
  */
 struct drm_rbln_wait {

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DMA jobs.  A job is a list of copies run by one engine of one chiplet.
+ * Each engine has an ordered workqueue, so jobs on an engine run one after
+ * the other and engines run in parallel.  Everything a job needs is checked
+ * and referenced at submit time; the worker only places lazy buffers and
+ * copies bytes.
+ *
+ * A file's jobs are numbered 1, 2, ...; WAIT looks a number up.  Jobs that
+ * succeed are forgotten as they finish (waiting on them later returns at once
+ * with status 0); failed ones stay until waited on, so the error is seen.
+ */
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+
+#include "rbln_device.h"
+#include "rbln_gem.h"
+#include "rbln_job.h"
+
+static unsigned int job_timeout_ms = 1000;
+module_param(job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms,
+	"A job on a hung engine is cancelled and the engine reset after this long (ms)");
+
+struct rbln_job {
+	struct kref ref;
+	struct work_struct work;
+	struct rbln_client *client;
+	struct rbln_engine *engine;
+	u64 seqno;
+	u32 count;
+	struct drm_rbln_copy *copies;
+	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
+	char label[DRM_RBLN_LABEL_MAX];
+	struct completion done;
+	int status;
+};
+
+static void rbln_client_release(struct kref *ref)
+{
+	struct rbln_client *client = container_of(ref, struct rbln_client, ref);
+
+	xa_destroy(&client->jobs);
+	mutex_destroy(&client->lock);
+	kfree(client);
+}
+
+/* Buffers go back as soon as a job is done, before anyone is told. */
+static void rbln_job_drop_buffers(struct rbln_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < 2 * job->count; i++) {
+		if (job->bos[i])
+			drm_gem_object_put(&job->bos[i]->base);
+		job->bos[i] = NULL;
+	}
+}
+
+static void rbln_job_release(struct kref *ref)
+{
+	struct rbln_job *job = container_of(ref, struct rbln_job, ref);
+
+	if (job->bos)
+		rbln_job_drop_buffers(job);
+	kvfree(job->bos);
+	kvfree(job->copies);
+	kref_put(&job->client->ref, rbln_client_release);
+	kfree(job);
+}
+
+static void rbln_job_put(struct rbln_job *job)
+{
+	kref_put(&job->ref, rbln_job_release);
+}
+
+/* A hung engine holds the job until the timeout, then is reset. */
+static int rbln_job_wait_engine(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	long left;
+
+	if (!READ_ONCE(engine->hung))
+		return 0;
+	left = wait_event_timeout(engine->wait,
+				  !READ_ONCE(engine->hung) || READ_ONCE(rdev->dying),
+				  msecs_to_jiffies(job_timeout_ms));
+	if (READ_ONCE(rdev->dying))
+		return -ENODEV;
+	if (left)
+		return 0;
+	WRITE_ONCE(engine->hung, false);
+	atomic_inc(&engine->resets);
+	drm_info(&rdev->drm, "chiplet %u %s: job %llu timed out after %u ms, engine reset\n",
+		 engine->chiplet->index, rbln_engine_name(engine->kind), job->seqno,
+		 job_timeout_ms);
+	return -ETIMEDOUT;
+}
+
+static int rbln_job_copy(struct rbln_job *job)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->count; i++) {
+		const struct drm_rbln_copy *c = &job->copies[i];
+		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
+
+		ret = rbln_bo_place(src);
+		if (!ret)
+			ret = rbln_bo_place(dst);
+		if (ret)
+			return ret;
+		memcpy(dst->vaddr + c->dst_offset, src->vaddr + c->src_offset, c->size);
+		cond_resched();
+	}
+	return 0;
+}
+
+static int rbln_job_execute(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	int ret, idx;
+
+	if (READ_ONCE(job->client->closing))
+		return -ECANCELED;
+	if (!drm_dev_enter(&rdev->drm, &idx))
+		return -ENODEV;
+	if (READ_ONCE(engine->chiplet->down)) {
+		ret = -ENODEV;
+	} else if (atomic_add_unless(&rdev->fail_next_jobs, -1, 0)) {
+		ret = -EIO;
+	} else {
+		ret = rbln_job_wait_engine(job);
+		if (!ret)
+			ret = rbln_job_copy(job);
+	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void rbln_job_work(struct work_struct *work)
+{
+	struct rbln_job *job = container_of(work, struct rbln_job, work);
+	struct rbln_client *client = job->client;
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	u64 start = ktime_get_ns(), busy;
+
+	rbln_busy_begin(&rdev->busy);
+	job->status = rbln_job_execute(job);
+	rbln_busy_end(&rdev->busy);
+	rbln_job_drop_buffers(job);
+	busy = ktime_get_ns() - start;
+	atomic64_add(busy, &engine->busy_ns);
+	atomic64_add(busy, &client->engine_busy_ns[engine->kind]);
+
+	if (!job->status) {
+		/* Succeeded: nobody needs to find it any more. */
+		if (xa_erase(&client->jobs, job->seqno))
+			rbln_job_put(job);
+	}
+	complete_all(&job->done);
+	if (atomic_dec_and_test(&client->inflight))
+		wake_up_all(&client->idle);
+	rbln_job_put(job);		/* the queue's reference; may free the client */
+}
+
+/* Which memory an engine may touch; see struct drm_rbln_copy in the UAPI. */
+static bool rbln_copy_allowed(const struct rbln_engine *engine,
+			      const struct rbln_bo *src, const struct rbln_bo *dst)
+{
+	u32 chiplet = engine->chiplet->index;
+
+	switch (engine->kind) {
+	case DRM_RBLN_ENGINE_EXTERNAL_HDMA:
+		return (rbln_bo_is_host(src) && rbln_bo_on_chiplet(dst, chiplet)) ||
+		       (rbln_bo_on_chiplet(src, chiplet) && rbln_bo_is_host(dst));
+	case DRM_RBLN_ENGINE_TASK_DMA:
+		return !rbln_bo_is_host(src) && !rbln_bo_is_host(dst) &&
+		       (rbln_bo_on_chiplet(src, chiplet) || rbln_bo_on_chiplet(dst, chiplet));
+	case DRM_RBLN_ENGINE_NEURAL_DMA:
+	case DRM_RBLN_ENGINE_DEVICE_HDMA:
+		return rbln_bo_on_chiplet(src, chiplet) && rbln_bo_on_chiplet(dst, chiplet);
+	default:
+		return false;
+	}
+}
+
+static bool rbln_range_ok(const struct rbln_bo *bo, u64 offset, u64 size)
+{
+	u64 end;
+
+	return !check_add_overflow(offset, size, &end) && end <= bo->base.size;
+}
+
+static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 i)
+{
+	const struct drm_rbln_copy *c = &job->copies[i];
+	struct drm_gem_object *src, *dst;
+	struct rbln_bo *s, *d;
+
+	if (!c->size)
+		return -EINVAL;
+	src = drm_gem_object_lookup(file, c->src_handle);
+	if (!src)
+		return -ENOENT;
+	job->bos[2 * i] = to_rbln_bo(src);
+	dst = drm_gem_object_lookup(file, c->dst_handle);
+	if (!dst)
+		return -ENOENT;
+	job->bos[2 * i + 1] = to_rbln_bo(dst);
+	s = to_rbln_bo(src);
+	d = to_rbln_bo(dst);
+
+	if (!rbln_range_ok(s, c->src_offset, c->size) || !rbln_range_ok(d, c->dst_offset, c->size))
+		return -EINVAL;
+	/* Overlapping ranges of one buffer would make the result order-dependent. */
+	if (src == dst && c->src_offset < c->dst_offset + c->size &&
+	    c->dst_offset < c->src_offset + c->size)
+		return -EINVAL;
+	if (!rbln_copy_allowed(job->engine, s, d))
+		return -EINVAL;
+	return 0;
+}
+
+static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)
+{
+	const char __user *uptr = u64_to_user_ptr(args->copies);
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->count; i++) {
+		ret = copy_struct_from_user(&job->copies[i], sizeof(job->copies[i]),
+					    uptr + (size_t)i * args->copy_size, args->copy_size);
+		if (ret)
+			return ret == -E2BIG ? -EINVAL : ret;	/* unknown trailing fields set */
+	}
+	return 0;
+}
+
+static int rbln_job_read_label(struct rbln_job *job, u64 label)
+{
+	long n;
+
+	if (!label)
+		return 0;
+	n = strncpy_from_user(job->label, u64_to_user_ptr(label), sizeof(job->label));
+	if (n < 0)
+		return n;
+	return n == sizeof(job->label) ? -EINVAL : 0;	/* no NUL within the limit */
+}
+
+static struct rbln_engine *rbln_submit_engine(struct rbln_device *rdev,
+					      const struct drm_rbln_submit *args)
+{
+	struct rbln_engine *engine;
+
+	if (args->chiplet >= rdev->nr_chiplets || args->engine >= DRM_RBLN_ENGINE_COUNT)
+		return NULL;
+	engine = &rdev->chiplets[args->chiplet].engines[args->engine];
+	return engine->present ? engine : NULL;
+}
+
+static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_file *file,
+				       struct rbln_engine *engine,
+				       const struct drm_rbln_submit *args)
+{
+	struct rbln_job *job;
+	u32 i;
+	int ret;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&job->ref);
+	INIT_WORK(&job->work, rbln_job_work);
+	init_completion(&job->done);
+	kref_get(&client->ref);
+	job->client = client;
+	job->engine = engine;
+	job->count = args->copy_count;
+	job->copies = kvcalloc(job->count, sizeof(*job->copies), GFP_KERNEL);
+	job->bos = kvcalloc(2 * job->count, sizeof(*job->bos), GFP_KERNEL);
+	ret = job->copies && job->bos ? 0 : -ENOMEM;
+	if (!ret)
+		ret = rbln_job_read_label(job, args->label);
+	if (!ret)
+		ret = rbln_job_read_copies(job, args);
+	for (i = 0; !ret && i < job->count; i++)
+		ret = rbln_job_check_copy(job, file, i);
+	if (ret) {
+		rbln_job_put(job);
+		return ERR_PTR(ret);
+	}
+	return job;
+}
+
+int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *client = file->driver_priv;
+	struct drm_rbln_submit *args = data;
+	struct rbln_engine *engine;
+	struct rbln_job *job;
+	int ret, idx;
+
+	if (args->flags || args->reserved || !args->copy_count ||
+	    args->copy_count > DRM_RBLN_MAX_COPIES ||
+	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE)
+		return -EINVAL;
+	if (atomic_read(&client->inflight) >= DRM_RBLN_MAX_INFLIGHT)
+		return -EAGAIN;
+	engine = rbln_submit_engine(rdev, args);
+	if (!engine)
+		return -EINVAL;
+	if (READ_ONCE(engine->chiplet->down))
+		return -ENODEV;
+
+	job = rbln_job_build(client, file, engine, args);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+
+	/* Queue only while the device is alive: removal destroys the queues. */
+	if (!drm_dev_enter(drm, &idx)) {
+		rbln_job_put(job);
+		return -ENODEV;
+	}
+	mutex_lock(&client->lock);
+	job->seqno = client->last_seqno + 1;
+	kref_get(&job->ref);		/* the table's reference */
+	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+	if (!ret) {
+		client->last_seqno = job->seqno;
+		atomic_inc(&client->inflight);
+		queue_work(engine->wq, &job->work);
+	} else {
+		rbln_job_put(job);
+	}
+	mutex_unlock(&client->lock);
+	drm_dev_exit(idx);
+	if (ret) {
+		rbln_job_put(job);
+		return ret;
+	}
+	args->seqno = job->seqno;
+	return 0;
+}
+
+int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct drm_rbln_wait *args = data;
+	struct rbln_job *job;
+	long left;
+
+	if (args->flags || !args->seqno || args->timeout_ns < 0)
+		return -EINVAL;
+
+	mutex_lock(&client->lock);
+	if (args->seqno > client->last_seqno) {
+		mutex_unlock(&client->lock);
+		return -EINVAL;
+	}
+	job = xa_load(&client->jobs, args->seqno);
+	if (job)
+		kref_get(&job->ref);
+	mutex_unlock(&client->lock);
+	if (!job) {
+		args->status = 0;	/* finished and succeeded, or already reported */
+		return 0;
+	}
+
+	left = wait_for_completion_interruptible_timeout(&job->done,
+		min_t(u64, nsecs_to_jiffies64(args->timeout_ns), MAX_SCHEDULE_TIMEOUT));
+	if (left <= 0) {
+		rbln_job_put(job);
+		return left ? left : -ETIME;
+	}
+	args->status = job->status;
+	/* A failure is reported once; then the job is forgotten. */
+	if (xa_cmpxchg(&client->jobs, args->seqno, job, NULL, GFP_KERNEL) == job)
+		rbln_job_put(job);
+	rbln_job_put(job);
+	return 0;
+}
+
+int rbln_client_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct rbln_client *client;
+	unsigned int i;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL);
+	if (!client)
+		return -ENOMEM;
+	kref_init(&client->ref);
+	client->rdev = to_rbln_device(drm);
+	mutex_init(&client->lock);
+	xa_init(&client->jobs);
+	atomic_set(&client->inflight, 0);
+	init_waitqueue_head(&client->idle);
+	for (i = 0; i < DRM_RBLN_ENGINE_COUNT; i++)
+		atomic64_set(&client->engine_busy_ns[i], 0);
+	file->driver_priv = client;
+	return 0;
+}
+
+/*
+ * The file is closing (the process exited or was killed): jobs not started
+ * yet are cancelled, the running ones finish (a hung engine times out), and
+ * all have dropped their buffers before the file goes.
+ */
+void rbln_client_close(struct drm_device *drm, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct rbln_job *job;
+	unsigned long seqno;
+
+	WRITE_ONCE(client->closing, true);
+	wait_event(client->idle, atomic_read(&client->inflight) == 0);
+	xa_for_each(&client->jobs, seqno, job) {
+		xa_erase(&client->jobs, seqno);
+		rbln_job_put(job);
+	}
+	kref_put(&client->ref, rbln_client_release);
+}
+
+int rbln_engines_init(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
+
+			engine->chiplet = &rdev->chiplets[i];
+			init_waitqueue_head(&engine->wait);
+			atomic_set(&engine->resets, 0);
+			atomic64_set(&engine->busy_ns, 0);
+			if (!engine->present)
+				continue;
+			engine->wq = alloc_ordered_workqueue("rbln%u-c%u-%s", 0, rdev->info.index,
+							     i, rbln_engine_name(kind));
+			if (!engine->wq) {
+				rbln_engines_fini(rdev);
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+void rbln_engines_kick(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+			wake_up_all(&rdev->chiplets[i].engines[kind].wait);
+}
+
+/* After drm_dev_unplug(): queued jobs finish with -ENODEV. */
+void rbln_engines_fini(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	rbln_engines_kick(rdev);
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
+
+			if (engine->wq) {
+				destroy_workqueue(engine->wq);
+				engine->wq = NULL;
+			}
+		}
+	}
+}

@@ -1,0 +1,424 @@
+// DMA against the real module: bytes really move host -> chiplet -> other
+// chiplets -> host through the engines that may move them; every bad submit
+// is refused; hung engines time out and recover; faults are reported; dying
+// processes leave nothing behind.
+#include <csignal>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
+	   uint64_t *seqno, const char *label = nullptr)
+{
+	drm_rbln_submit args{};
+	args.engine = engine;
+	args.chiplet = chiplet;
+	args.copies = reinterpret_cast<uintptr_t>(copies.data());
+	args.copy_count = copies.size();
+	args.copy_size = sizeof(drm_rbln_copy);
+	args.label = reinterpret_cast<uintptr_t>(label);
+	if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &args))
+		return errno;
+	*seqno = args.seqno;
+	return 0;
+}
+
+// Returns the ioctl's errno, or the job's status (negative) / 0 once it completed.
+int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000)
+{
+	drm_rbln_wait args{};
+	args.seqno = seqno;
+	args.timeout_ns = timeout_ns;
+	if (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &args))
+		return errno;
+	return args.status;
+}
+
+// Submits one copy and waits for it; returns the job's status or the errno.
+int copy(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c)
+{
+	uint64_t seqno = 0;
+	int err = submit(fd, engine, chiplet, {c}, &seqno, "test copy");
+	return err ? err : wait_job(fd, seqno);
+}
+
+struct Buffer {
+	uint32_t handle = 0;
+	uint64_t size = 0;
+	uint8_t *map = nullptr;
+};
+
+Buffer make_buffer(int fd, uint64_t size, uint32_t flags, uint32_t chiplet, bool map = false)
+{
+	Buffer b;
+	b.size = size;
+	EXPECT_EQ(bo_create(fd, size, flags, chiplet, &b.handle), 0);
+	if (map) {
+		drm_rbln_bo_info info{};
+		EXPECT_EQ(bo_info(fd, b.handle, info), 0);
+		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, info.mmap_offset);
+		EXPECT_NE(p, MAP_FAILED);
+		b.map = static_cast<uint8_t *>(p);
+	}
+	return b;
+}
+
+void free_buffer(int fd, Buffer &b)
+{
+	if (b.map)
+		munmap(b.map, b.size);
+	EXPECT_EQ(gem_close(fd, b.handle), 0);
+}
+
+int debugfs_write(unsigned npu, const std::string &file, const std::string &value)
+{
+	return write_file("/sys/kernel/debug/rbln/rbln" + std::to_string(npu) + "/" + file, value);
+}
+
+uint64_t param(int fd, uint32_t p)
+{
+	uint64_t v = 0;
+	EXPECT_EQ(get_param(fd, p, &v), 0);
+	return v;
+}
+
+// One round trip of @len bytes at random offsets through every chiplet:
+// host -(External HDMA)-> chiplet 0 -(Task DMA)-> chiplet N -(Neural DMA)->
+// chiplet N -(Task DMA, gather)-> chiplet 0 -(External HDMA)-> host.
+void round_trip(int fd, uint32_t chiplets, std::mt19937_64 &rng, uint64_t len)
+{
+	// Room for the copy at a random offset; small enough for many at once.
+	const uint64_t size = (2 * len + 8191) & ~4095ull;
+	std::uniform_int_distribution<uint64_t> off(0, size - len);
+	Buffer in = make_buffer(fd, size, DRM_RBLN_BO_HOST, 0, true);
+	Buffer out = make_buffer(fd, size, DRM_RBLN_BO_HOST, 0, true);
+	Buffer c0 = make_buffer(fd, size, 0, 0);
+	for (uint64_t i = 0; i < size; i++)
+		in.map[i] = uint8_t(rng());
+
+	uint64_t src = off(rng), at0 = off(rng);
+	ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {in.handle, c0.handle, src, at0, len}), 0);
+	uint64_t cur = at0;
+	for (uint32_t n = 1; n < chiplets; n++) {
+		Buffer a = make_buffer(fd, size, 0, n), b = make_buffer(fd, size, 0, n);
+		uint64_t at_a = off(rng), at_b = off(rng), back = off(rng);
+		ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {c0.handle, a.handle, cur, at_a, len}), 0);
+		ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, n, {a.handle, b.handle, at_a, at_b, len}), 0);
+		// Chiplet 0's Task DMA gathers the result back into a fresh range.
+		Buffer c0b = make_buffer(fd, size, 0, 0);
+		ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {b.handle, c0b.handle, at_b, back, len}), 0);
+		free_buffer(fd, c0);
+		c0 = c0b;
+		cur = back;
+		free_buffer(fd, a);
+		free_buffer(fd, b);
+	}
+	uint64_t dst = off(rng);
+	ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {c0.handle, out.handle, cur, dst, len}), 0);
+	ASSERT_EQ(memcmp(in.map + src, out.map + dst, len), 0) << "len " << len;
+	free_buffer(fd, in);
+	free_buffer(fd, out);
+	free_buffer(fd, c0);
+}
+
+// NPU 1 is the Rebel100 (4 chiplets), NPU 0 the ATOM (1 chiplet).
+class Dma : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		fd_ = open_node(sim_device(1)->node);
+		ASSERT_TRUE(fd_);
+		used_ = param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED);
+		ASSERT_TRUE(param(fd_.get(), DRM_RBLN_PARAM_CAPABILITIES) & DRM_RBLN_CAP_DMA);
+	}
+	void TearDown() override
+	{
+		EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), used_) << "memory leaked";
+	}
+	Fd fd_;
+	uint64_t used_ = 0;
+};
+
+} // namespace
+
+TEST_F(Dma, RoundTripsThroughEveryChipletKeepTheBytes)
+{
+	std::mt19937_64 rng(1234);
+	std::uniform_int_distribution<uint64_t> len(1, 2 * kMiB);
+	uint64_t busy_before = param(fd_.get(), DRM_RBLN_PARAM_BUSY_NS);
+	const std::vector<uint64_t> lengths{1, 4095, 4096, 65537, len(rng), len(rng)};
+	for (uint64_t l : lengths)
+		round_trip(fd_.get(), 4, rng, l);
+	EXPECT_GT(param(fd_.get(), DRM_RBLN_PARAM_BUSY_NS), busy_before) << "busy time recorded";
+
+	Fd atom = open_node(sim_device(0)->node);
+	round_trip(atom.get(), 1, rng, 12345);
+}
+
+TEST_F(Dma, ConcurrentSubmittersFromThreadsAndProcesses)
+{
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			Fd fd = open_node(sim_device(1)->node);
+			std::mt19937_64 rng(100 + k);
+			for (int i = 0; i < 4; i++)
+				round_trip(fd.get(), 4, rng, 1 + rng() % (512 * 1024));
+			_exit(::testing::Test::HasFailure() ? 1 : 0);
+		}
+	}
+	std::vector<std::thread> threads;
+	for (int t = 0; t < 3; t++)
+		threads.emplace_back([this, t] {
+			std::mt19937_64 rng(t);
+			for (int i = 0; i < 4; i++)
+				round_trip(fd_.get(), 4, rng, 1 + rng() % (512 * 1024));
+		});
+	for (auto &t : threads)
+		t.join();
+	for (pid_t pid : kids) {
+		int status = 0;
+		waitpid(pid, &status, 0);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child round trips";
+	}
+}
+
+TEST_F(Dma, BadSubmitsAreRejected)
+{
+	int fd = fd_.get();
+	Buffer host = make_buffer(fd, 8192, DRM_RBLN_BO_HOST, 0);
+	Buffer d0 = make_buffer(fd, 8192, 0, 0), d1 = make_buffer(fd, 8192, 0, 1);
+	Buffer il = make_buffer(fd, 4 * 4096, 0, DRM_RBLN_CHIPLET_INTERLEAVED);
+	const drm_rbln_copy ok{host.handle, d0.handle, 0, 0, 4096};
+	const auto H = DRM_RBLN_ENGINE_EXTERNAL_HDMA, T = DRM_RBLN_ENGINE_TASK_DMA,
+		   N = DRM_RBLN_ENGINE_NEURAL_DMA;
+
+	struct Row {
+		const char *why;
+		uint32_t engine, chiplet;
+		drm_rbln_copy c;
+		int err;
+	};
+	const Row rows[] = {
+		{"valid, for reference", H, 0, ok, 0},
+		{"unknown engine", DRM_RBLN_ENGINE_COUNT, 0, ok, EINVAL},
+		{"chiplet out of range", H, 4, ok, EINVAL},
+		{"External HDMA off chiplet 0", H, 1, {host.handle, d1.handle, 0, 0, 4096}, EINVAL},
+		{"zero size", H, 0, {host.handle, d0.handle, 0, 0, 0}, EINVAL},
+		{"source range past the end", H, 0, {host.handle, d0.handle, 4096, 0, 8192}, EINVAL},
+		{"destination range past the end", H, 0, {host.handle, d0.handle, 0, 8000, 4096}, EINVAL},
+		{"offset + size overflows", H, 0, {host.handle, d0.handle, ~0ull - 10, 0, 4096}, EINVAL},
+		{"unknown source handle", H, 0, {9999, d0.handle, 0, 0, 4096}, ENOENT},
+		{"unknown destination handle", H, 0, {host.handle, 9999, 0, 0, 4096}, ENOENT},
+		{"External HDMA device to device", H, 0, {d0.handle, d0.handle, 0, 4096, 4096}, EINVAL},
+		{"External HDMA host to host", H, 0, {host.handle, host.handle, 0, 4096, 4096}, EINVAL},
+		{"External HDMA to chiplet 1 memory", H, 0, {host.handle, d1.handle, 0, 0, 4096}, EINVAL},
+		{"Task DMA from host memory", T, 0, {host.handle, d0.handle, 0, 0, 4096}, EINVAL},
+		{"Task DMA between two other chiplets", T, 2, {d0.handle, d1.handle, 0, 0, 4096}, EINVAL},
+		{"Neural DMA across chiplets", N, 0, {d0.handle, d1.handle, 0, 0, 4096}, EINVAL},
+		{"overlapping ranges in one buffer", T, 0, {d0.handle, d0.handle, 0, 100, 4096}, EINVAL},
+		{"interleaved is on every chiplet", N, 3, {il.handle, il.handle, 0, 8192, 4096}, 0},
+	};
+	for (const auto &row : rows) {
+		uint64_t seqno = 0;
+		int err = submit(fd, row.engine, row.chiplet, {row.c}, &seqno);
+		EXPECT_EQ(err, row.err) << row.why;
+		if (!err) {
+			EXPECT_EQ(wait_job(fd, seqno), 0) << row.why;
+		}
+	}
+
+	// Fields of the submit itself.
+	drm_rbln_copy one = ok;
+	uint64_t last_seqno = 0;
+	auto raw = [&](auto edit) {
+		drm_rbln_submit a{};
+		a.engine = H;
+		a.chiplet = 0;
+		a.copies = reinterpret_cast<uintptr_t>(&one);
+		a.copy_count = 1;
+		a.copy_size = sizeof(one);
+		edit(a);
+		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &a))
+			return errno;
+		last_seqno = a.seqno;
+		return 0;
+	};
+	EXPECT_EQ(raw([](auto &a) { a.flags = 1; }), EINVAL) << "flags";
+	EXPECT_EQ(raw([](auto &a) { a.reserved = 1; }), EINVAL) << "reserved";
+	EXPECT_EQ(raw([](auto &a) { a.copy_count = 0; }), EINVAL) << "no copies";
+	EXPECT_EQ(raw([](auto &a) { a.copy_count = DRM_RBLN_MAX_COPIES + 1; }), EINVAL) << "too many";
+	EXPECT_EQ(raw([](auto &a) { a.copy_size = sizeof(drm_rbln_copy) - 8; }), EINVAL) << "short element";
+	EXPECT_EQ(raw([](auto &a) { a.copy_size = 8192; }), EINVAL) << "huge element";
+	EXPECT_EQ(raw([](auto &a) { a.copies = 8; }), EFAULT) << "bad pointer";
+	{
+		// The second element would sit in a page that is not mapped.
+		long page = sysconf(_SC_PAGESIZE);
+		auto *pages = static_cast<uint8_t *>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+							  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+		ASSERT_NE(pages, MAP_FAILED);
+		munmap(pages + page, page);
+		auto *edge = reinterpret_cast<drm_rbln_copy *>(pages + page) - 1;
+		*edge = ok;
+		EXPECT_EQ(raw([&](auto &a) {
+			a.copies = reinterpret_cast<uintptr_t>(edge);
+			a.copy_count = 2;
+		}), EFAULT) << "array runs into unmapped memory";
+		munmap(pages, page);
+	}
+	EXPECT_EQ(raw([](auto &a) { a.label = 8; }), EFAULT) << "bad label pointer";
+	std::string long_label(DRM_RBLN_LABEL_MAX, 'x');
+	EXPECT_EQ(raw([&](auto &a) { a.label = reinterpret_cast<uintptr_t>(long_label.c_str()); }),
+		  EINVAL) << "label without NUL within the limit";
+	// A newer, larger element is fine when its extra bytes are zero, refused otherwise.
+	struct Bigger {
+		drm_rbln_copy c;
+		uint64_t future;
+	} big{ok, 0};
+	auto bigger = [&](uint64_t future) {
+		big.future = future;
+		return raw([&](auto &a) {
+			a.copies = reinterpret_cast<uintptr_t>(&big);
+			a.copy_size = sizeof(big);
+		});
+	};
+	EXPECT_EQ(bigger(0), 0) << "larger element, zero tail";
+	EXPECT_EQ(wait_job(fd, last_seqno), 0);
+	EXPECT_EQ(bigger(1), EINVAL) << "larger element, unknown field set";
+
+	// Waits.
+	drm_rbln_wait w{};
+	EXPECT_EQ(ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) ? errno : 0, EINVAL) << "seqno 0";
+	w.seqno = 1ull << 60;
+	EXPECT_EQ(ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) ? errno : 0, EINVAL) << "never issued";
+	w.seqno = 1;
+	w.flags = 1;
+	EXPECT_EQ(ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) ? errno : 0, EINVAL) << "flags";
+	w.flags = 0;
+	w.timeout_ns = -1;
+	EXPECT_EQ(ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) ? errno : 0, EINVAL) << "negative timeout";
+
+	for (Buffer *b : {&host, &d0, &d1, &il})
+		free_buffer(fd, *b);
+}
+
+TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
+{
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
+	const std::string resets = sim_device(1)->sysfs + "/chiplet0/engine_resets";
+	const auto before = std::stoul(read_file(resets).value_or("0"));
+
+	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
+	uint64_t hung = 0;
+	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
+	EXPECT_EQ(wait_job(fd, hung, 0), ETIME) << "still running: polling says so";
+
+	// Another client on another engine is not held up.
+	Fd other = open_node(sim_device(1)->node);
+	Buffer c = make_buffer(other.get(), 8192, 0, 0), d = make_buffer(other.get(), 8192, 0, 0);
+	EXPECT_EQ(copy(other.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {c.handle, d.handle, 0, 0, 4096}), 0);
+
+	EXPECT_EQ(wait_job(fd, hung), -ETIMEDOUT);
+	EXPECT_EQ(wait_job(fd, hung), 0) << "a failure is reported once";
+	EXPECT_EQ(std::stoul(read_file(resets).value_or("0")), before + 1);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
+		<< "the engine works again after its reset";
+	free_buffer(other.get(), c);
+	free_buffer(other.get(), d);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
+TEST_F(Dma, InjectedFailuresAndChipletDown)
+{
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 2), b = make_buffer(fd, 8192, 0, 2);
+	const drm_rbln_copy c{a.handle, b.handle, 0, 4096, 4096};
+
+	ASSERT_EQ(debugfs_write(1, "fail_next_jobs", "2"), 0);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, c), -EIO);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_DEVICE_HDMA, 2, c), -EIO);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, c), 0);
+
+	ASSERT_EQ(debugfs_write(1, "chiplet_down", "2 1"), 0);
+	uint64_t seqno;
+	EXPECT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, {c}, &seqno), ENODEV);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 3,
+		       {a.handle, b.handle, 0, 0, 1}), EINVAL) << "buffers are not on chiplet 3";
+	ASSERT_EQ(debugfs_write(1, "chiplet_down", "2 0"), 0);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, c), 0);
+
+	EXPECT_EQ(debugfs_write(1, "hang", "0 external_hdma"), 0);
+	EXPECT_EQ(debugfs_write(1, "hang", "0 external_hdma 0"), 0);
+	EXPECT_EQ(debugfs_write(1, "hang", "1 external_hdma"), EINVAL) << "no such engine there";
+	EXPECT_EQ(debugfs_write(1, "hang", "9 task_dma"), EINVAL);
+	EXPECT_EQ(debugfs_write(1, "chiplet_down", "4"), EINVAL);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
+TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
+{
+	for (int round = 0; round < 3; round++) {
+		int ready[2];
+		ASSERT_EQ(pipe(ready), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			Fd fd = open_node(sim_device(1)->node);
+			Buffer a = make_buffer(fd.get(), 8 * kMiB, 0, 0);
+			Buffer b = make_buffer(fd.get(), 8 * kMiB, 0, 1);
+			// Fill the queue (EAGAIN at the per-file limit) and keep it full.
+			for (int i = 0;; i++) {
+				uint64_t s;
+				int err = submit(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0,
+						 {{a.handle, b.handle, 0, 0, 8 * kMiB}}, &s);
+				if (err && err != EAGAIN)
+					_exit(1);
+				if (i == 8)
+					(void)!write(ready[1], "x", 1);
+			}
+		}
+		close(ready[1]);
+		char c;
+		ASSERT_EQ(read(ready[0], &c, 1), 1);
+		close(ready[0]);
+		kill(pid, SIGKILL);
+		int status;
+		waitpid(pid, &status, 0);
+		EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), used_) << "round " << round;
+	}
+}
+
+TEST_F(Dma, InheritedFileKeepsWorkingInTheChild)
+{
+	Fd fd = open_node(sim_device(1)->node);
+	Buffer a = make_buffer(fd.get(), 8192, 0, 0), b = make_buffer(fd.get(), 8192, 0, 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		// Same open file, same handles, in another process.
+		int st = copy(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0, {a.handle, b.handle, 0, 4096, 4096});
+		_exit(st == 0 ? 0 : 1);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free_buffer(fd.get(), a);
+	free_buffer(fd.get(), b);
+}
