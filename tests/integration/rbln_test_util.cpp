@@ -7,9 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <csignal>
+
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -199,6 +202,35 @@ int sim_del_device(unsigned id)
 	if (!err)
 		udev_settle();
 	return err;
+}
+
+pid_t fork_until_ready(const std::function<void(const std::function<void()> &ready)> &work)
+{
+	int pipefd[2];
+	if (::pipe(pipefd))
+		return -1;
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		::close(pipefd[0]);
+		work([&] { (void)!::write(pipefd[1], "r", 1); });
+		for (;;)
+			::pause();
+	}
+	::close(pipefd[1]);
+	char c;
+	bool ready = pid > 0 && ::read(pipefd[0], &c, 1) == 1;
+	::close(pipefd[0]);
+	if (!ready && pid > 0) {
+		::waitpid(pid, nullptr, 0);
+		return -1;
+	}
+	return ready ? pid : -1;
+}
+
+void kill_and_reap(pid_t pid)
+{
+	::kill(pid, SIGKILL);
+	::waitpid(pid, nullptr, 0);
 }
 
 Fd::~Fd()

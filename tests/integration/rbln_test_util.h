@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "rbln_drm.h"
 
@@ -55,6 +58,13 @@ bool module_loaded();
 // Adds/removes a simulated device through /sys/bus/rbln_sim; returns errno.
 int sim_new_device(const std::string &spec);
 int sim_del_device(unsigned id);
+
+// Forks a child that runs @work, which calls its argument once it is ready
+// (has allocated, queued, ...); the child then waits to be killed.  Returns
+// the pid once the child is ready, or -1 if it exited before that.
+pid_t fork_until_ready(const std::function<void(const std::function<void()> &ready)> &work);
+// SIGKILLs @pid and reaps it.
+void kill_and_reap(pid_t pid);
 
 // RAII file descriptor.
 class Fd {

@@ -377,10 +377,7 @@ TEST_F(Dma, InjectedFailuresAndChipletDown)
 TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 {
 	for (int round = 0; round < 3; round++) {
-		int ready[2];
-		ASSERT_EQ(pipe(ready), 0);
-		pid_t pid = fork();
-		if (pid == 0) {
+		pid_t pid = fork_until_ready([](const std::function<void()> &ready) {
 			Fd fd = open_node(sim_device(1)->node);
 			Buffer a = make_buffer(fd.get(), 8 * kMiB, 0, 0);
 			Buffer b = make_buffer(fd.get(), 8 * kMiB, 0, 1);
@@ -392,16 +389,11 @@ TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 				if (err && err != EAGAIN)
 					_exit(1);
 				if (i == 8)
-					(void)!write(ready[1], "x", 1);
+					ready();
 			}
-		}
-		close(ready[1]);
-		char c;
-		ASSERT_EQ(read(ready[0], &c, 1), 1);
-		close(ready[0]);
-		kill(pid, SIGKILL);
-		int status;
-		waitpid(pid, &status, 0);
+		});
+		ASSERT_GT(pid, 0) << "child failed to submit";
+		kill_and_reap(pid);
 		EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), used_) << "round " << round;
 	}
 }

@@ -1,12 +1,10 @@
 // Buffer objects against the real module: lazy vs eager placement and its
 // accounting, interleaving, capacity, mmap, PRIME, ownership, bad input, and
 // a killed process leaving nothing behind.
-#include <csignal>
 #include <cstring>
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -223,10 +221,7 @@ TEST_F(Memory, PrimeShareWithinAndAcrossDevices)
 TEST_F(Memory, KilledProcessLeavesNothingBehind)
 {
 	for (int round = 0; round < 3; round++) {
-		int ready[2];
-		ASSERT_EQ(pipe(ready), 0);
-		pid_t pid = fork();
-		if (pid == 0) {
+		pid_t pid = fork_until_ready([](const std::function<void()> &ready) {
 			Fd fd = open_node(sim_device(1)->node);
 			uint32_t h;
 			for (int c = 0; c < 4; c++)
@@ -240,18 +235,11 @@ TEST_F(Memory, KilledProcessLeavesNothingBehind)
 				       info.mmap_offset);
 			if (p == MAP_FAILED)
 				_exit(1);
-			(void)!write(ready[1], "x", 1);
-			pause();
-			_exit(0);
-		}
-		close(ready[1]);
-		char c;
-		ASSERT_EQ(read(ready[0], &c, 1), 1) << "child failed to allocate";
-		close(ready[0]);
+			ready();
+		});
+		ASSERT_GT(pid, 0) << "child failed to allocate";
 		EXPECT_EQ(usage(fd_.get()).used, baseline_.used + 9 * kMiB);
-		kill(pid, SIGKILL);
-		int status;
-		waitpid(pid, &status, 0);
+		kill_and_reap(pid);
 		EXPECT_EQ(usage(fd_.get()), baseline_) << "round " << round;
 	}
 }
