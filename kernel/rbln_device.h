@@ -81,6 +81,7 @@ u64 rbln_device_memory_placed(struct rbln_device *rdev);
 unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
 
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
+enum drm_rbln_status rbln_device_status(const struct rbln_device *rdev);
 const char *rbln_status_name(enum drm_rbln_status status);
 const char *rbln_engine_name(enum drm_rbln_engine kind);
 

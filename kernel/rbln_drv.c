@@ -133,6 +133,19 @@ void *rbln_device_hw_priv(struct rbln_device *rdev)
 	return rdev->hw_priv;
 }
 
+/*
+ * BUSY is not stored: it is READY while some engine runs a job, derived when
+ * read, so jobs do not send a uevent each.
+ */
+enum drm_rbln_status rbln_device_status(const struct rbln_device *rdev)
+{
+	enum drm_rbln_status status = atomic_read(&rdev->status);
+
+	if (status == DRM_RBLN_STATUS_READY && READ_ONCE(rdev->busy.active))
+		return DRM_RBLN_STATUS_BUSY;
+	return status;
+}
+
 /* Status changes are announced to udev as a change uevent with RBLN_STATUS. */
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status)
 {

@@ -64,7 +64,7 @@ static int rbln_device_param(struct rbln_device *rdev, u32 param, u64 *value)
 		*value = rbln_device_capabilities(rdev);
 		return 0;
 	case DRM_RBLN_PARAM_STATUS:
-		*value = atomic_read(&rdev->status);
+		*value = rbln_device_status(rdev);
 		return 0;
 	case DRM_RBLN_PARAM_MEMORY_TOTAL:
 		*value = rdev->info.memory_total;

@@ -39,8 +39,8 @@ RBLN_INFO_ATTR(firmware_version, "%s", rdev->info.firmware_version);
 RBLN_INFO_ATTR(chiplet_count, "%u", rdev->nr_chiplets);
 RBLN_INFO_ATTR(memory_total, "%llu", rdev->info.memory_total);
 RBLN_INFO_ATTR(capabilities, "0x%llx", rbln_device_capabilities(rdev));
-RBLN_INFO_ATTR(status, "%s", rbln_status_name(atomic_read(&rdev->status)));
-RBLN_INFO_ATTR(status_code, "%d", atomic_read(&rdev->status));
+RBLN_INFO_ATTR(status, "%s", rbln_status_name(rbln_device_status(rdev)));
+RBLN_INFO_ATTR(status_code, "%d", rbln_device_status(rdev));
 
 static ssize_t memory_used_show(struct device *dev, struct device_attribute *attr,
 				char *buf)

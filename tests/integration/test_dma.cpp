@@ -329,6 +329,10 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	uint64_t hung = 0;
 	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
 	EXPECT_EQ(wait_job(fd, hung, 0), ETIME) << "still running: polling says so";
+	const std::string dev = sim_device(1)->sysfs;
+	EXPECT_EQ(read_file(dev + "/status"), "BUSY") << "a job is running";
+	EXPECT_EQ(read_file(dev + "/status_code"), "1");
+	EXPECT_EQ(param(fd, DRM_RBLN_PARAM_STATUS), uint64_t{DRM_RBLN_STATUS_BUSY});
 
 	// Another client on another engine is not held up.
 	Fd other = open_node(sim_device(1)->node);
@@ -337,6 +341,7 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 
 	EXPECT_EQ(wait_job(fd, hung), -ETIMEDOUT);
 	EXPECT_EQ(wait_job(fd, hung), 0) << "a failure is reported once";
+	EXPECT_EQ(read_file(dev + "/status"), "READY") << "idle again";
 	EXPECT_EQ(std::stoul(read_file(resets).value_or("0")), before + 1);
 	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
 		<< "the engine works again after its reset";
