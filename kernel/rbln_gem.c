@@ -58,7 +58,7 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 	if (bo->pages) {
 		vunmap(bo->vaddr);
 		kvfree(bo->pages);
-		drm_prime_gem_destroy(obj, NULL);
+		drm_prime_gem_destroy(obj, bo->sgt);
 	} else if (bo->vaddr) {
 		vfree(bo->vaddr);
 		if (bo->accounted)
@@ -267,5 +267,6 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 		return ERR_PTR(ret);
 	}
 	bo->base.import_attach = attach;
+	bo->sgt = sgt;		/* unmapped by drm_prime_gem_destroy() at free */
 	return &bo->base;
 }

@@ -16,6 +16,7 @@ struct rbln_bo {
 	struct mutex lock;		/* placement */
 	void *vaddr;			/* backing, once placed */
 	struct page **pages;		/* imported buffers: the exporter's pages */
+	struct sg_table *sgt;		/* imported buffers: the mapping to give back */
 	bool accounted;			/* holds a capacity reservation */
 };
 
