@@ -40,7 +40,13 @@ int rbln_bo_place(struct rbln_bo *bo)
 
 	mutex_lock(&bo->lock);
 	if (!bo->vaddr) {
-		bo->vaddr = vmalloc_user(bo->base.size);
+		/*
+		 * Zeroed, like fresh device memory.  A host short of memory is
+		 * an ENOMEM for the caller, not a warning in the kernel log.
+		 * (CPU mappings are filled by the fault handler, so no
+		 * VM_USERMAP area is needed.)
+		 */
+		bo->vaddr = __vmalloc(bo->base.size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)

@@ -243,3 +243,31 @@ TEST_F(Memory, KilledProcessLeavesNothingBehind)
 		EXPECT_EQ(usage(fd_.get()), baseline_) << "round " << round;
 	}
 }
+
+// Backing that the host cannot provide (a lazy buffer bigger than the VM's
+// RAM on a device with its nominal 140 GiB) fails with ENOMEM, quietly: the
+// suite's kernel-log check would catch an allocation-failure splat.
+TEST(MemoryPlacement, BackingTheHostCannotProvideFailsCleanly)
+{
+	ASSERT_EQ(sim_new_device("10 rebel100 143360"), 0);	// nominal 140 GiB
+	struct Remove {
+		~Remove() { EXPECT_EQ(sim_del_device(10), 0); }
+	} remove_device_10;
+	{
+		Fd fd = open_node(sim_device(10)->node);
+		ASSERT_TRUE(fd);
+		uint32_t h = 0;
+		ASSERT_EQ(bo_create(fd.get(), 32ull << 30, 0, 1, &h), 0) << "lazy: capacity only";
+		drm_rbln_bo_info info{};
+		ASSERT_EQ(bo_info(fd.get(), h, info), 0);
+		void *p = mmap(nullptr, info.size, PROT_READ, MAP_SHARED, fd.get(), info.mmap_offset);
+		EXPECT_EQ(p, MAP_FAILED);
+		EXPECT_EQ(errno, ENOMEM);
+		ASSERT_EQ(bo_info(fd.get(), h, info), 0);
+		EXPECT_FALSE(info.flags & DRM_RBLN_BO_PLACED);
+		uint64_t placed = 1;
+		ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_PLACED, &placed), 0);
+		EXPECT_EQ(placed, 0u);
+		EXPECT_EQ(gem_close(fd.get(), h), 0);
+	}
+}
