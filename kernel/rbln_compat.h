@@ -18,6 +18,13 @@
 #define RBLN_HAVE_DRM_ACCEL	0
 #endif
 
+/* The DRM core prints per-file usage in fdinfo (probes/drm_fdinfo.c). */
+#ifdef RBLN_PROBE_DRM_FDINFO
+#define RBLN_HAVE_DRM_FDINFO	1
+#else
+#define RBLN_HAVE_DRM_FDINFO	0
+#endif
+
 /* Bus attribute callbacks take a const struct bus_type (probes/const_bus_attr.c). */
 #ifdef RBLN_PROBE_CONST_BUS_ATTR
 #define rbln_bus_type_arg	const struct bus_type

@@ -26,13 +26,24 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RBLN_BO_INFO, rbln_ioctl_bo_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_SUBMIT, rbln_ioctl_submit, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_WAIT, rbln_ioctl_wait, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_CLIENT_USAGE, rbln_ioctl_client_usage, DRM_RENDER_ALLOW),
+};
+
+static const struct file_operations rbln_fops = {
+	.owner = THIS_MODULE,
+#if RBLN_HAVE_DRM_ACCEL
+	DRM_ACCEL_FOPS,
+#else
+	DRM_GEM_FOPS,
+#endif
+#if RBLN_HAVE_DRM_FDINFO
+	.show_fdinfo = drm_show_fdinfo,
+#endif
 };
 
 #if RBLN_HAVE_DRM_ACCEL
-DEFINE_DRM_ACCEL_FOPS(rbln_fops);
 #define RBLN_NODE_FEATURES	DRIVER_COMPUTE_ACCEL
 #else
-DEFINE_DRM_GEM_FOPS(rbln_fops);
 #define RBLN_NODE_FEATURES	DRIVER_RENDER
 #endif
 
@@ -43,6 +54,9 @@ static const struct drm_driver rbln_drm_driver = {
 	.fops = &rbln_fops,
 	.open = rbln_client_open,
 	.postclose = rbln_client_close,
+#if RBLN_HAVE_DRM_FDINFO
+	.show_fdinfo = rbln_show_fdinfo,
+#endif
 	.gem_prime_import_sg_table = rbln_gem_prime_import_sg_table,
 	RBLN_DRM_DRIVER_PRIME_HOOKS
 	.name = "rbln",
@@ -84,7 +98,8 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 u64 rbln_driver_capabilities(void)
 {
 	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA |
-	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0);
+	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0) |
+	       (RBLN_HAVE_DRM_FDINFO ? DRM_RBLN_CAP_FDINFO : 0);
 }
 
 u64 rbln_device_capabilities(const struct rbln_device *rdev)
@@ -268,6 +283,7 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_client_usage) != 72);
 
 	rbln_debugfs_init();
 	ret = rbln_sim_init();

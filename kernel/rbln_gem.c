@@ -144,7 +144,17 @@ static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 	return ret;
 }
 
+#if RBLN_HAVE_DRM_FDINFO
+static enum drm_gem_object_status rbln_bo_status(struct drm_gem_object *obj)
+{
+	return READ_ONCE(to_rbln_bo(obj)->vaddr) ? DRM_GEM_OBJECT_RESIDENT : 0;
+}
+#endif
+
 static const struct drm_gem_object_funcs rbln_bo_funcs = {
+#if RBLN_HAVE_DRM_FDINFO
+	.status = rbln_bo_status,
+#endif
 	.free = rbln_bo_free,
 	.mmap = rbln_bo_mmap,
 	.get_sg_table = rbln_bo_get_sg_table,

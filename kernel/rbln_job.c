@@ -21,6 +21,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 
+#include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
@@ -395,6 +396,18 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	return 0;
 }
 
+/* The DRM core's id where it has one, so the ioctl and fdinfo agree. */
+static u64 rbln_client_id(struct drm_file *file)
+{
+#if RBLN_HAVE_DRM_FDINFO
+	return file->client_id;
+#else
+	static atomic64_t next_id = ATOMIC64_INIT(0);
+
+	return atomic64_inc_return(&next_id);
+#endif
+}
+
 int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct rbln_client *client;
@@ -404,6 +417,7 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	if (!client)
 		return -ENOMEM;
 	kref_init(&client->ref);
+	client->id = rbln_client_id(file);
 	client->rdev = to_rbln_device(drm);
 	mutex_init(&client->lock);
 	xa_init(&client->jobs);

@@ -18,6 +18,7 @@ struct rbln_chiplet;
 struct rbln_client {
 	struct kref ref;
 	struct rbln_device *rdev;
+	u64 id;				/* drm-client-id where the kernel has one */
 	struct mutex lock;		/* seqno and jobs */
 	u64 last_seqno;			/* last issued; 0: none yet */
 	struct xarray jobs;		/* seqno -> job, while running or failed-and-unwaited */
@@ -35,6 +36,11 @@ int rbln_engines_init(struct rbln_device *rdev);
 void rbln_engines_fini(struct rbln_device *rdev);
 /* Wakes jobs waiting on a hung engine so they can see a state change. */
 void rbln_engines_kick(struct rbln_device *rdev);
+
+/* rbln_usage.c */
+struct drm_printer;
+int rbln_ioctl_client_usage(struct drm_device *drm, void *data, struct drm_file *file);
+void rbln_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 
 int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file);

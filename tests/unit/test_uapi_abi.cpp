@@ -95,6 +95,19 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_wait, status, 20);
 }
 
+TEST(UapiAbi, ClientUsageLayout)
+{
+	using T = drm_rbln_client_usage;
+	EXPECT_EQ(sizeof(T), 72u);
+	EXPECT_FIELD(T, flags, 0);
+	EXPECT_FIELD(T, reserved, 4);
+	EXPECT_FIELD(T, client_id, 8);
+	EXPECT_FIELD(T, memory_total, 16);
+	EXPECT_FIELD(T, memory_resident, 24);
+	EXPECT_FIELD(T, device_memory, 32);
+	EXPECT_FIELD(T, engine_busy_ns, 40);
+}
+
 TEST(UapiAbi, IoctlNumbersAreStable)
 {
 	EXPECT_EQ(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440ul);
@@ -103,6 +116,7 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0306444ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446ul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)

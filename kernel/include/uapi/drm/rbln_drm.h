@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		2
+#define DRM_RBLN_UAPI_VERSION		3
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -38,6 +38,7 @@ extern "C" {
 #define DRM_RBLN_BO_INFO		0x03
 #define DRM_RBLN_SUBMIT			0x04
 #define DRM_RBLN_WAIT			0x05
+#define DRM_RBLN_CLIENT_USAGE		0x06
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -51,6 +52,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_SUBMIT, struct drm_rbln_submit)
 #define DRM_IOCTL_RBLN_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_WAIT, struct drm_rbln_wait)
+#define DRM_IOCTL_RBLN_CLIENT_USAGE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_CLIENT_USAGE, struct drm_rbln_client_usage)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -83,6 +86,7 @@ enum drm_rbln_engine {
 #define DRM_RBLN_CAP_ACCEL_NODE		(1ULL << 1)	/* node is /dev/accel/accelN, else a DRM render node */
 #define DRM_RBLN_CAP_MEMORY		(1ULL << 2)	/* BO_CREATE/BO_INFO, mmap, PRIME */
 #define DRM_RBLN_CAP_DMA		(1ULL << 3)	/* SUBMIT/WAIT */
+#define DRM_RBLN_CAP_FDINFO		(1ULL << 4)	/* /proc/<pid>/fdinfo has the DRM usage keys */
 
 enum drm_rbln_param {
 	DRM_RBLN_PARAM_UAPI_VERSION		= 0,	/* DRM_RBLN_UAPI_VERSION of the driver */
@@ -235,6 +239,23 @@ struct drm_rbln_wait {
 	__s64 timeout_ns;	/* in: relative; 0 polls */
 	__u32 flags;		/* in: must be 0 */
 	__s32 status;		/* out */
+};
+
+/*
+ * DRM_IOCTL_RBLN_CLIENT_USAGE: what this open file uses, on every kernel.
+ * Where DRM_RBLN_CAP_FDINFO is set the same figures are in
+ * /proc/<pid>/fdinfo/<fd>: drm-client-id, drm-total-memory,
+ * drm-resident-memory and drm-engine-<name> (name as in chipletN/engines).
+ * -EINVAL: non-zero flags or reserved.
+ */
+struct drm_rbln_client_usage {
+	__u32 flags;			/* in: must be 0 */
+	__u32 reserved;			/* in: must be 0 */
+	__u64 client_id;		/* out: unique per open file, as drm-client-id */
+	__u64 memory_total;		/* out: bytes of all buffers of this file */
+	__u64 memory_resident;		/* out: bytes of those with backing placed */
+	__u64 device_memory;		/* out: bytes of device memory they take */
+	__u64 engine_busy_ns[DRM_RBLN_ENGINE_COUNT];	/* out: by engine kind, all chiplets */
 };
 
 #if defined(__cplusplus)
