@@ -26,6 +26,9 @@
 #include "rbln_gem.h"
 #include "rbln_job.h"
 
+#define CREATE_TRACE_POINTS
+#include "rbln_trace.h"
+
 static unsigned int job_timeout_ms = 1000;
 module_param(job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
@@ -40,6 +43,7 @@ struct rbln_job {
 	u32 count;
 	struct drm_rbln_copy *copies;
 	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
+	u64 bytes;			/* sum of the copies' sizes */
 	char label[DRM_RBLN_LABEL_MAX];
 	struct completion done;
 	int status;
@@ -150,6 +154,15 @@ static int rbln_job_execute(struct rbln_job *job)
 	return ret;
 }
 
+static void rbln_job_trace(struct rbln_job *job,
+			   void (*event)(u32, u32, u32, u64, u64, u64, const char *, int))
+{
+	const struct rbln_engine *engine = job->engine;
+
+	event(engine->chiplet->rdev->info.index, engine->chiplet->index, engine->kind,
+	      job->client->id, job->seqno, job->bytes, job->label, job->status);
+}
+
 static void rbln_job_work(struct work_struct *work)
 {
 	struct rbln_job *job = container_of(work, struct rbln_job, work);
@@ -158,10 +171,12 @@ static void rbln_job_work(struct work_struct *work)
 	struct rbln_device *rdev = engine->chiplet->rdev;
 	u64 start = ktime_get_ns(), busy;
 
+	rbln_job_trace(job, trace_rbln_job_start);
 	rbln_busy_begin(&rdev->busy);
 	job->status = rbln_job_execute(job);
 	rbln_busy_end(&rdev->busy);
 	rbln_job_drop_buffers(job);
+	rbln_job_trace(job, trace_rbln_job_complete);
 	busy = ktime_get_ns() - start;
 	atomic64_add(busy, &engine->busy_ns);
 	atomic64_add(busy, &client->engine_busy_ns[engine->kind]);
@@ -298,8 +313,10 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 		ret = rbln_job_read_label(job, args->label);
 	if (!ret)
 		ret = rbln_job_read_copies(job, args);
-	for (i = 0; !ret && i < job->count; i++)
+	for (i = 0; !ret && i < job->count; i++) {
 		ret = rbln_job_check_copy(job, file, i);
+		job->bytes += job->copies[i].size;
+	}
 	if (ret) {
 		rbln_job_put(job);
 		return ERR_PTR(ret);
@@ -344,6 +361,7 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	if (!ret) {
 		client->last_seqno = job->seqno;
 		atomic_inc(&client->inflight);
+		rbln_job_trace(job, trace_rbln_job_submit);
 		queue_work(engine->wq, &job->work);
 	} else {
 		rbln_job_put(job);

@@ -419,3 +419,33 @@ TEST_F(Dma, InheritedFileKeepsWorkingInTheChild)
 	free_buffer(fd.get(), a);
 	free_buffer(fd.get(), b);
 }
+
+// Submit, start and complete of a job appear in the "rbln" trace events with
+// device, chiplet, engine, client, seqno, bytes and label.
+TEST_F(Dma, TracepointsFollowAJob)
+{
+	const std::string tracing = "/sys/kernel/tracing";
+	ASSERT_TRUE(read_file(tracing + "/trace")) << "tracefs mounted?";
+	ASSERT_EQ(write_file(tracing + "/events/rbln/enable", "1"), 0);
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 3), b = make_buffer(fd, 8192, 0, 3);
+	uint64_t seqno = 0;
+	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 3,
+			 {{a.handle, b.handle, 0, 0, 1000}, {a.handle, b.handle, 4096, 4096, 24}},
+			 &seqno, "model.layers.0.q_proj.weight"), 0);
+	ASSERT_EQ(wait_job(fd, seqno), 0);
+	ASSERT_EQ(write_file(tracing + "/events/rbln/enable", "0"), 0);
+
+	drm_rbln_client_usage u{};
+	ASSERT_EQ(ioctl(fd, DRM_IOCTL_RBLN_CLIENT_USAGE, &u), 0);
+	const std::string expect = "dev=1 chiplet=3 engine=neural_dma client=" +
+				   std::to_string(u.client_id) + " seqno=" + std::to_string(seqno) +
+				   " bytes=1024 status=";
+	std::string trace = read_file(tracing + "/trace").value_or("");
+	for (const char *event : {"rbln_job_submit: ", "rbln_job_start: ", "rbln_job_complete: "})
+		EXPECT_NE(trace.find(event + expect), std::string::npos) << event << "\n" << trace;
+	EXPECT_NE(trace.find("rbln_job_complete: " + expect + "0 label=model.layers.0.q_proj.weight"),
+		  std::string::npos) << trace;
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}

@@ -16,6 +16,7 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
 
 mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
 mkdir -p /run/vm

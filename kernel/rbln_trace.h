@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Tracepoints of DMA jobs, in the "rbln" event system: enough for a profiler
+ * to rebuild one track per device, chiplet and engine (seed 004's trace
+ * layout) and to follow a job from submit to completion by (client, seqno).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM rbln
+
+#if !defined(RBLN_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define RBLN_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <drm/rbln_drm.h>
+
+DECLARE_EVENT_CLASS(rbln_job,
+	TP_PROTO(u32 device, u32 chiplet, u32 engine, u64 client, u64 seqno,
+		 u64 bytes, const char *label, int status),
+	TP_ARGS(device, chiplet, engine, client, seqno, bytes, label, status),
+	TP_STRUCT__entry(
+		__field(u32, device)
+		__field(u32, chiplet)
+		__field(u32, engine)
+		__field(int, status)
+		__field(u64, client)
+		__field(u64, seqno)
+		__field(u64, bytes)
+		/* A fixed array: the string helpers changed signature in 6.10. */
+		__array(char, label, DRM_RBLN_LABEL_MAX)
+	),
+	TP_fast_assign(
+		__entry->device = device;
+		__entry->chiplet = chiplet;
+		__entry->engine = engine;
+		__entry->status = status;
+		__entry->client = client;
+		__entry->seqno = seqno;
+		__entry->bytes = bytes;
+		strscpy(__entry->label, label, DRM_RBLN_LABEL_MAX);
+	),
+	TP_printk("dev=%u chiplet=%u engine=%s client=%llu seqno=%llu bytes=%llu status=%d label=%s",
+		  __entry->device, __entry->chiplet,
+		  __print_symbolic(__entry->engine,
+				   { DRM_RBLN_ENGINE_NEURAL_DMA, "neural_dma" },
+				   { DRM_RBLN_ENGINE_TASK_DMA, "task_dma" },
+				   { DRM_RBLN_ENGINE_DEVICE_HDMA, "device_hdma" },
+				   { DRM_RBLN_ENGINE_EXTERNAL_HDMA, "external_hdma" }),
+		  __entry->client, __entry->seqno, __entry->bytes, __entry->status,
+		  __entry->label)
+);
+
+#define RBLN_JOB_EVENT(name)						\
+DEFINE_EVENT(rbln_job, name,						\
+	TP_PROTO(u32 device, u32 chiplet, u32 engine, u64 client, u64 seqno,	\
+		 u64 bytes, const char *label, int status),		\
+	TP_ARGS(device, chiplet, engine, client, seqno, bytes, label, status))
+
+RBLN_JOB_EVENT(rbln_job_submit);
+RBLN_JOB_EVENT(rbln_job_start);
+RBLN_JOB_EVENT(rbln_job_complete);
+
+#endif /* RBLN_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE rbln_trace
+#include <trace/define_trace.h>
