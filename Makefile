@@ -5,7 +5,8 @@
 #   make test      set up, build, run everything: host unit tests, DKMS, VM tests on
 #                  Debian's 6.1 and 6.12 kernels
 #   make deps      install the Debian packages the project needs
-#   make install   install headers, udev rules, sysusers group and DKMS sources (DESTDIR=...)
+#   make install   install libdevmgr, headers, udev rules, sysusers group and DKMS sources
+#                  (DESTDIR=..., PREFIX=/usr)
 #
 # KERNELS picks the kernels by ABI name; default: the newest Debian 6.1 and
 # 6.12 kernels that have both image and headers in apt.
@@ -52,7 +53,7 @@ $(BUILD)/kernel/%/rbln.ko: $(KERNEL_SRCS)
 	$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) W=1 modules
 
 userspace:
-	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD)/cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD)/cmake -j $(JOBS)
 
 test-host: userspace
@@ -64,7 +65,8 @@ test-vm: all
 test-dkms:
 	tests/dkms-test.sh $(KERNELS)
 
-install:
+install: userspace
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)/cmake
 	install -D -m 0644 kernel/include/uapi/drm/rbln_drm.h $(DESTDIR)$(PREFIX)/include/rbln/rbln_drm.h
 	install -D -m 0644 udev/70-rbln.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/70-rbln.rules
 	install -D -m 0644 udev/rbln.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/rbln.conf

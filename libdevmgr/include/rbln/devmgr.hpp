@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+// libdevmgr C++ API: RAII devices, buffers and jobs over the rbln driver.
+//
+//   auto dev = rbln::Device::open(0);
+//   auto host = dev.allocate_host(1 << 20);
+//   auto vram = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
+//   std::ranges::fill(host.map(), std::byte{42});
+//   dev.submit(rbln::Engine::external_hdma, 0, {{host, vram, 0, 0, 1 << 20}}, "upload")
+//       .wait();
+//
+// Failures throw rbln::Error, whose code() is a stable rbln::Errc (the C
+// API's rbln_status) and whose what() names the device, size and cause.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devmgr.h"
+
+namespace rbln {
+
+enum class Errc : int {
+	ok = RBLN_OK,
+	invalid_argument = RBLN_ERR_INVALID_ARGUMENT,
+	not_found = RBLN_ERR_NOT_FOUND,
+	no_device = RBLN_ERR_NO_DEVICE,
+	permission = RBLN_ERR_PERMISSION,
+	device_memory = RBLN_ERR_DEVICE_MEMORY,
+	host_memory = RBLN_ERR_HOST_MEMORY,
+	busy = RBLN_ERR_BUSY,
+	timeout = RBLN_ERR_TIMEOUT,
+	engine_hung = RBLN_ERR_ENGINE_HUNG,
+	job_failed = RBLN_ERR_JOB_FAILED,
+	canceled = RBLN_ERR_CANCELED,
+	system = RBLN_ERR_SYSTEM,
+};
+
+class Error : public std::runtime_error {
+public:
+	Error(Errc code, int sys_errno, const std::string &message)
+		: std::runtime_error(message), code_(code), errno_(sys_errno) {}
+	Errc code() const noexcept { return code_; }
+	int sys_errno() const noexcept { return errno_; }
+
+private:
+	Errc code_;
+	int errno_;
+};
+
+// The code an errno from the driver stands for.
+Errc errc_from_errno(int err) noexcept;
+
+enum class Engine : uint32_t {
+	neural_dma = RBLN_ENGINE_NEURAL_DMA,
+	task_dma = RBLN_ENGINE_TASK_DMA,
+	device_hdma = RBLN_ENGINE_DEVICE_HDMA,
+	external_hdma = RBLN_ENGINE_EXTERNAL_HDMA,
+};
+
+// Where device memory goes: one chiplet, or spread over all.
+class Placement {
+public:
+	static Placement on_chiplet(uint32_t chiplet) { return Placement(chiplet); }
+	static Placement interleaved() { return Placement(RBLN_CHIPLET_INTERLEAVED); }
+	uint32_t chiplet() const { return chiplet_; }
+
+private:
+	explicit Placement(uint32_t chiplet) : chiplet_(chiplet) {}
+	uint32_t chiplet_;
+};
+
+enum class AllocMode { lazy, eager };
+
+struct DeviceInfo {
+	uint32_t index;
+	uint32_t chiplet_count;
+	uint64_t memory_total;
+	uint64_t capabilities;
+	std::string name, uuid, pci_bus_id, serial, firmware_version, driver_version;
+	std::string node;	// the path that was opened
+};
+
+struct MemoryUsage {
+	uint64_t total, used, placed;
+};
+
+struct ClientUsage {
+	uint64_t client_id;
+	uint64_t memory_total, memory_resident, device_memory;
+	uint64_t engine_busy_ns[4];
+};
+
+namespace detail {
+struct DeviceState;
+}
+
+class Buffer {
+public:
+	Buffer(Buffer &&) noexcept;
+	Buffer &operator=(Buffer &&) noexcept;
+	~Buffer();
+
+	uint32_t handle() const { return handle_; }
+	uint64_t size() const { return size_; }
+	uint64_t device_address() const { return device_address_; }
+	bool host() const { return host_; }
+	// CPU view, mapped on first use (which places a lazy buffer).
+	std::span<std::byte> map();
+	// A dma-buf fd for another device or process; the caller owns it.
+	int export_fd() const;
+
+private:
+	friend class Device;
+	Buffer(std::shared_ptr<detail::DeviceState> dev, uint32_t handle, bool host);
+	void reset() noexcept;	// unmap and free
+	std::shared_ptr<detail::DeviceState> dev_;
+	uint32_t handle_ = 0;
+	uint64_t size_ = 0, device_address_ = 0, mmap_offset_ = 0;
+	bool host_ = false;
+	std::byte *map_ = nullptr;
+};
+
+struct Copy {
+	const Buffer &src;
+	const Buffer &dst;
+	uint64_t src_offset;
+	uint64_t dst_offset;
+	uint64_t size;
+};
+
+class Job {
+public:
+	uint64_t seqno() const { return seqno_; }
+	// Waits for the job; throws on timeout (Errc::timeout, the job keeps
+	// running) and on the job's failure (engine_hung, job_failed, ...).
+	// A failure is reported once; later waits return normally.
+	void wait(std::chrono::nanoseconds timeout = std::chrono::seconds(60)) const;
+	// True once finished successfully; throws if it failed.
+	bool done() const;
+
+private:
+	friend class Device;
+	Job(std::shared_ptr<detail::DeviceState> dev, uint64_t seqno, Engine engine, uint32_t chiplet)
+		: dev_(std::move(dev)), seqno_(seqno), engine_(engine), chiplet_(chiplet) {}
+	// Waits; returns false on timeout, throws if the job failed.
+	bool wait_for(std::chrono::nanoseconds timeout) const;
+	std::shared_ptr<detail::DeviceState> dev_;
+	uint64_t seqno_;
+	Engine engine_;
+	uint32_t chiplet_;
+};
+
+class Device {
+public:
+	// /dev/rbln<index>.
+	static Device open(unsigned index);
+	// Any node path: /dev/accel/accel0, /dev/rbln/by-uuid/<uuid>, ...
+	static Device open_path(const std::string &path);
+
+	const DeviceInfo &info() const;
+	// "rbln:N", the name messages use.
+	std::string name() const;
+	int fd() const;
+	uint64_t param(uint32_t param, std::optional<uint32_t> chiplet = std::nullopt) const;
+	MemoryUsage memory(std::optional<uint32_t> chiplet = std::nullopt) const;
+	ClientUsage usage() const;
+
+	Buffer allocate(uint64_t size, Placement placement = Placement::on_chiplet(0),
+			AllocMode mode = AllocMode::lazy);
+	Buffer allocate_host(uint64_t size);
+	// A dma-buf from another device or process.  The kernel gives one handle
+	// per buffer and file: import a given dma-buf once per Device.
+	Buffer import(int dmabuf_fd);
+	Job submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
+		   std::string_view label = {});
+	Job submit(Engine engine, uint32_t chiplet, std::initializer_list<Copy> copies,
+		   std::string_view label = {})
+	{
+		return submit(engine, chiplet, std::span<const Copy>(copies.begin(), copies.size()), label);
+	}
+
+private:
+	explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
+	std::shared_ptr<detail::DeviceState> state_;
+};
+
+} // namespace rbln

@@ -1,0 +1,217 @@
+// The C ABI: thin wrappers that turn rbln::Error into an rbln_status and
+// keep the message for rbln_last_error().
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "device_state.h"
+
+struct rbln_device {
+	rbln::Device device;
+};
+struct rbln_buffer {
+	rbln::Buffer buffer;
+};
+struct rbln_job {
+	rbln::Job job;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+template <typename F>
+rbln_status guarded(F &&f)
+{
+	try {
+		last_error.clear();
+		f();
+		return RBLN_OK;
+	} catch (const rbln::Error &e) {
+		last_error = e.what();
+		return rbln_status(e.code());
+	} catch (const std::bad_alloc &) {
+		last_error = "out of host memory in libdevmgr";
+		return RBLN_ERR_HOST_MEMORY;
+	} catch (const std::exception &e) {
+		last_error = e.what();
+		return RBLN_ERR_SYSTEM;
+	}
+}
+
+rbln_status invalid(const char *what)
+{
+	last_error = what;
+	return RBLN_ERR_INVALID_ARGUMENT;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *rbln_status_string(rbln_status status)
+{
+	switch (status) {
+	case RBLN_OK: return "success";
+	case RBLN_ERR_INVALID_ARGUMENT: return "invalid argument";
+	case RBLN_ERR_NOT_FOUND: return "not found";
+	case RBLN_ERR_NO_DEVICE: return "device removed or chiplet down";
+	case RBLN_ERR_PERMISSION: return "permission denied";
+	case RBLN_ERR_DEVICE_MEMORY: return "out of device memory";
+	case RBLN_ERR_HOST_MEMORY: return "out of host memory";
+	case RBLN_ERR_BUSY: return "too many jobs in flight";
+	case RBLN_ERR_TIMEOUT: return "timed out";
+	case RBLN_ERR_ENGINE_HUNG: return "engine hung and was reset";
+	case RBLN_ERR_JOB_FAILED: return "job failed";
+	case RBLN_ERR_CANCELED: return "job cancelled";
+	case RBLN_ERR_SYSTEM: return "system error";
+	}
+	return "unknown status";
+}
+
+const char *rbln_last_error(void)
+{
+	return last_error.c_str();
+}
+
+rbln_status rbln_device_open(unsigned index, rbln_device **out)
+{
+	if (!out)
+		return invalid("rbln_device_open: out is NULL");
+	return guarded([&] { *out = new rbln_device{rbln::Device::open(index)}; });
+}
+
+rbln_status rbln_device_open_path(const char *path, rbln_device **out)
+{
+	if (!path || !out)
+		return invalid("rbln_device_open_path: path or out is NULL");
+	return guarded([&] { *out = new rbln_device{rbln::Device::open_path(path)}; });
+}
+
+void rbln_device_close(rbln_device *device)
+{
+	delete device;
+}
+
+static void copy_string(char *dst, size_t size, const std::string &src)
+{
+	std::strncpy(dst, src.c_str(), size - 1);
+	dst[size - 1] = '\0';
+}
+
+rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *info)
+{
+	if (!device || !info || info->struct_size < sizeof(rbln_device_info))
+		return invalid("rbln_device_get_info: NULL argument or struct_size too small");
+	const rbln::DeviceInfo &i = device->device.info();
+	info->index = i.index;
+	info->chiplet_count = i.chiplet_count;
+	info->memory_total = i.memory_total;
+	info->capabilities = i.capabilities;
+	copy_string(info->name, sizeof(info->name), i.name);
+	copy_string(info->uuid, sizeof(info->uuid), i.uuid);
+	copy_string(info->pci_bus_id, sizeof(info->pci_bus_id), i.pci_bus_id);
+	copy_string(info->driver_version, sizeof(info->driver_version), i.driver_version);
+	return RBLN_OK;
+}
+
+rbln_status rbln_device_memory(const rbln_device *device, int chiplet, rbln_memory_usage *usage)
+{
+	if (!device || !usage || usage->struct_size < sizeof(rbln_memory_usage))
+		return invalid("rbln_device_memory: NULL argument or struct_size too small");
+	return guarded([&] {
+		auto m = chiplet < 0 ? device->device.memory() : device->device.memory(uint32_t(chiplet));
+		usage->total = m.total;
+		usage->used = m.used;
+		usage->placed = m.placed;
+	});
+}
+
+rbln_status rbln_buffer_alloc(rbln_device *device, uint64_t size, uint32_t chiplet, uint32_t flags,
+			      rbln_buffer **out)
+{
+	if (!device || !out)
+		return invalid("rbln_buffer_alloc: device or out is NULL");
+	if (flags & ~uint32_t(RBLN_ALLOC_EAGER | RBLN_ALLOC_HOST))
+		return invalid("rbln_buffer_alloc: unknown flags (valid: RBLN_ALLOC_EAGER, RBLN_ALLOC_HOST)");
+	return guarded([&] {
+		auto &dev = device->device;
+		*out = new rbln_buffer{
+			flags & RBLN_ALLOC_HOST
+				? dev.allocate_host(size)
+				: dev.allocate(size, chiplet == RBLN_CHIPLET_INTERLEAVED
+							     ? rbln::Placement::interleaved()
+							     : rbln::Placement::on_chiplet(chiplet),
+					       flags & RBLN_ALLOC_EAGER ? rbln::AllocMode::eager
+									: rbln::AllocMode::lazy)};
+	});
+}
+
+rbln_status rbln_buffer_import(rbln_device *device, int dmabuf_fd, rbln_buffer **out)
+{
+	if (!device || !out)
+		return invalid("rbln_buffer_import: device or out is NULL");
+	return guarded([&] { *out = new rbln_buffer{device->device.import(dmabuf_fd)}; });
+}
+
+void rbln_buffer_free(rbln_buffer *buffer)
+{
+	delete buffer;
+}
+
+uint64_t rbln_buffer_size(const rbln_buffer *buffer)
+{
+	return buffer ? buffer->buffer.size() : 0;
+}
+
+rbln_status rbln_buffer_map(rbln_buffer *buffer, void **ptr)
+{
+	if (!buffer || !ptr)
+		return invalid("rbln_buffer_map: buffer or ptr is NULL");
+	return guarded([&] { *ptr = buffer->buffer.map().data(); });
+}
+
+rbln_status rbln_buffer_export(const rbln_buffer *buffer, int *dmabuf_fd)
+{
+	if (!buffer || !dmabuf_fd)
+		return invalid("rbln_buffer_export: buffer or dmabuf_fd is NULL");
+	return guarded([&] { *dmabuf_fd = buffer->buffer.export_fd(); });
+}
+
+rbln_status rbln_submit(rbln_device *device, rbln_engine engine, uint32_t chiplet,
+			const rbln_copy *copies, size_t count, const char *label, rbln_job **out)
+{
+	if (!device || !out || (!copies && count))
+		return invalid("rbln_submit: device, copies or out is NULL");
+	for (size_t i = 0; i < count; i++)
+		if (!copies[i].src || !copies[i].dst)
+			return invalid("rbln_submit: a copy has a NULL buffer");
+	return guarded([&] {
+		std::vector<rbln::Copy> list;
+		list.reserve(count);
+		for (size_t i = 0; i < count; i++)
+			list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
+					copies[i].dst_offset, copies[i].size});
+		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet, list,
+							   label ? label : "")};
+	});
+}
+
+rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns)
+{
+	if (!job)
+		return invalid("rbln_job_wait: job is NULL");
+	return guarded([&] { job->job.wait(std::chrono::nanoseconds(timeout_ns)); });
+}
+
+uint64_t rbln_job_seqno(const rbln_job *job)
+{
+	return job ? job->job.seqno() : 0;
+}
+
+void rbln_job_free(rbln_job *job)
+{
+	delete job;
+}
+
+} // extern "C"

@@ -1,0 +1,148 @@
+// Opening a device and asking it about itself.
+#include <cerrno>
+#include <cstdio>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "device_state.h"
+#include "rbln_drm.h"
+
+namespace rbln {
+
+static_assert(int(RBLN_ENGINE_NEURAL_DMA) == int(DRM_RBLN_ENGINE_NEURAL_DMA));
+static_assert(int(RBLN_ENGINE_TASK_DMA) == int(DRM_RBLN_ENGINE_TASK_DMA));
+static_assert(int(RBLN_ENGINE_DEVICE_HDMA) == int(DRM_RBLN_ENGINE_DEVICE_HDMA));
+static_assert(int(RBLN_ENGINE_EXTERNAL_HDMA) == int(DRM_RBLN_ENGINE_EXTERNAL_HDMA));
+static_assert(RBLN_CHIPLET_INTERLEAVED == DRM_RBLN_CHIPLET_INTERLEAVED);
+static_assert(RBLN_ALLOC_EAGER == DRM_RBLN_BO_EAGER && RBLN_ALLOC_HOST == DRM_RBLN_BO_HOST);
+
+namespace detail {
+
+DeviceState::~DeviceState()
+{
+	if (fd >= 0)
+		::close(fd);
+}
+
+int DeviceState::ioctl(unsigned long request, void *arg) const
+{
+	int ret;
+	do
+		ret = ::ioctl(fd, request, arg);
+	while (ret && errno == EINTR);
+	return ret ? errno : 0;
+}
+
+} // namespace detail
+
+using detail::fail;
+
+static std::string open_hint(int err, unsigned index)
+{
+	switch (err) {
+	case ENOENT:
+		return fmt::format("no such device node; check that the rbln driver is loaded "
+				   "(lsmod | grep rbln) and that NPU {} exists (ls -l /dev/rbln*)", index);
+	case EACCES:
+	case EPERM:
+		return "permission denied; device nodes belong to group 'rbln': add the user "
+		       "(usermod -aG rbln $USER) and log in again";
+	default:
+		return detail::errno_text(err);
+	}
+}
+
+static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, unsigned index)
+{
+	auto state = std::make_shared<detail::DeviceState>();
+	state->fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+	if (state->fd < 0) {
+		int err = errno;
+		fail(err, fmt::format("cannot open {}: {}", path, open_hint(err, index)));
+	}
+
+	drm_rbln_device_info di{};
+	if (int err = state->ioctl(DRM_IOCTL_RBLN_DEVICE_INFO, &di))
+		fail(err == ENOTTY || err == EINVAL ? ENODEV : err,
+		     fmt::format("{} is not an rbln NPU or its driver does not answer: {}", path,
+				 detail::errno_text(err)));
+	const uint8_t *u = di.uuid;
+	state->info = DeviceInfo{
+		.index = di.index,
+		.chiplet_count = di.chiplet_count,
+		.memory_total = di.memory_total,
+		.capabilities = di.capabilities,
+		.name = di.name,
+		.uuid = fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
+				    "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+				    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+				    u[10], u[11], u[12], u[13], u[14], u[15]),
+		.pci_bus_id = di.pci_bus_id,
+		.serial = di.serial,
+		.firmware_version = di.firmware_version,
+		.driver_version = di.driver_version,
+		.node = path,
+	};
+	return state;
+}
+
+Device Device::open(unsigned index)
+{
+	return Device(open_node(fmt::format("/dev/rbln{}", index), index));
+}
+
+Device Device::open_path(const std::string &path)
+{
+	return Device(open_node(path, 0));
+}
+
+const DeviceInfo &Device::info() const
+{
+	return state_->info;
+}
+
+std::string Device::name() const
+{
+	return state_->name();
+}
+
+int Device::fd() const
+{
+	return state_->fd;
+}
+
+uint64_t Device::param(uint32_t param, std::optional<uint32_t> chiplet) const
+{
+	drm_rbln_get_param args{};
+	args.param = param;
+	if (chiplet) {
+		args.flags = DRM_RBLN_GET_PARAM_CHIPLET;
+		args.chiplet = *chiplet;
+	}
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_GET_PARAM, &args))
+		fail(err, fmt::format("{}: cannot read parameter {}{}: {}", name(), param,
+				      chiplet ? fmt::format(" of chiplet {}", *chiplet) : "",
+				      detail::errno_text(err)));
+	return args.value;
+}
+
+MemoryUsage Device::memory(std::optional<uint32_t> chiplet) const
+{
+	return {param(DRM_RBLN_PARAM_MEMORY_TOTAL, chiplet), param(DRM_RBLN_PARAM_MEMORY_USED, chiplet),
+		param(DRM_RBLN_PARAM_MEMORY_PLACED, chiplet)};
+}
+
+ClientUsage Device::usage() const
+{
+	drm_rbln_client_usage u{};
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_CLIENT_USAGE, &u))
+		fail(err, fmt::format("{}: cannot read this client's usage: {}", name(),
+				      detail::errno_text(err)));
+	ClientUsage out{u.client_id, u.memory_total, u.memory_resident, u.device_memory, {}};
+	std::copy(std::begin(u.engine_busy_ns), std::end(u.engine_busy_ns), out.engine_busy_ns);
+	return out;
+}
+
+} // namespace rbln

@@ -1,0 +1,32 @@
+// Internals shared by the library's sources: the open device and how driver
+// errors become rbln::Error.
+#pragma once
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rbln/devmgr.hpp"
+
+namespace rbln::detail {
+
+struct DeviceState {
+	int fd = -1;
+	DeviceInfo info;
+
+	DeviceState() = default;
+	DeviceState(const DeviceState &) = delete;
+	DeviceState &operator=(const DeviceState &) = delete;
+	~DeviceState();
+
+	// ioctl() retried on EINTR; 0 or the errno.
+	int ioctl(unsigned long request, void *arg) const;
+	std::string name() const { return fmt::format("rbln:{}", info.index); }
+};
+
+[[noreturn]] void fail(int err, const std::string &message);
+std::string errno_text(int err);
+const char *engine_name(Engine engine);
+std::string bytes_text(uint64_t bytes);	// "16 MiB", "1.5 GiB", "4095 B"
+
+} // namespace rbln::detail

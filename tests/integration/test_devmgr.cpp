@@ -1,0 +1,199 @@
+// libdevmgr against the real module: the C++ and C APIs move bytes, and
+// their errors carry the codes and messages users see.
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "rbln/devmgr.hpp"
+#include "rbln_test_util.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+// Runs @f, expects an rbln::Error with @code, returns its message.
+template <typename F>
+std::string error_of(F &&f, rbln::Errc code)
+{
+	try {
+		f();
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), code) << e.what();
+		return e.what();
+	}
+	ADD_FAILURE() << "no error thrown";
+	return {};
+}
+
+} // namespace
+
+TEST(Devmgr, RoundTripThroughTheCppApi)
+{
+	auto dev = rbln::Device::open(1);
+	EXPECT_EQ(dev.info().name, "RBLN-CR03");
+	EXPECT_EQ(dev.info().chiplet_count, 4u);
+	EXPECT_EQ(dev.name(), "rbln:1");
+	const auto baseline = dev.memory();
+
+	auto in = dev.allocate_host(kMiB), out = dev.allocate_host(kMiB);
+	auto c0 = dev.allocate(kMiB, rbln::Placement::on_chiplet(0));
+	auto c2 = dev.allocate(kMiB, rbln::Placement::on_chiplet(2), rbln::AllocMode::eager);
+	std::mt19937 rng(7);
+	std::ranges::generate(in.map(), [&] { return std::byte(rng()); });
+
+	dev.submit(rbln::Engine::external_hdma, 0, {{in, c0, 0, 0, kMiB}}, "upload").wait();
+	dev.submit(rbln::Engine::task_dma, 0, {{c0, c2, 0, 0, kMiB}}, "scatter").wait();
+	dev.submit(rbln::Engine::task_dma, 0, {{c2, c0, 0, 0, kMiB}}, "gather").wait();
+	auto job = dev.submit(rbln::Engine::external_hdma, 0, {{c0, out, 0, 0, kMiB}}, "download");
+	job.wait(10s);
+	EXPECT_TRUE(job.done());
+	EXPECT_EQ(memcmp(in.map().data(), out.map().data(), kMiB), 0);
+
+	EXPECT_EQ(dev.memory().used, baseline.used + 2 * kMiB);
+	EXPECT_EQ(dev.memory(2).placed, kMiB);
+	EXPECT_GT(dev.usage().engine_busy_ns[RBLN_ENGINE_EXTERNAL_HDMA], 0u);
+}
+
+TEST(Devmgr, BuffersOutliveTheirDeviceObject)
+{
+	std::optional<rbln::Buffer> keep;
+	{
+		auto dev = rbln::Device::open(0);
+		keep.emplace(dev.allocate_host(4096));
+	}
+	keep->map()[10] = std::byte{5};
+	EXPECT_EQ(keep->map()[10], std::byte{5});
+}
+
+TEST(Devmgr, OutOfDeviceMemorySaysSoInTheProductsWords)
+{
+	auto dev = rbln::Device::open(1);
+	auto msg = error_of([&] { dev.allocate(64 * kMiB, rbln::Placement::on_chiplet(1)); },
+			    rbln::Errc::device_memory);
+	EXPECT_EQ(msg.rfind("rbln_malloc_lazy failed (rbln:1, 67108864 bytes); the device may be out "
+			    "of memory or hold stale allocations", 0), 0u) << msg;
+	EXPECT_NE(msg.find("64 MiB on chiplet 1"), std::string::npos) << msg;
+
+	// The whole 64 MiB fits interleaved; four more pages do not.
+	msg = error_of([&] {
+		dev.allocate(64 * kMiB + 4 * 4096, rbln::Placement::interleaved(), rbln::AllocMode::eager);
+	}, rbln::Errc::device_memory);
+	EXPECT_EQ(msg.rfind("rbln_malloc_eager failed (rbln:1, 67125248 bytes)", 0), 0u) << msg;
+	EXPECT_NE(msg.find("interleaved over all chiplets"), std::string::npos) << msg;
+}
+
+TEST(Devmgr, BadRequestsNameTheBadValue)
+{
+	auto dev = rbln::Device::open(1);
+	auto msg = error_of([&] { dev.allocate(4096, rbln::Placement::on_chiplet(7)); },
+			    rbln::Errc::invalid_argument);
+	EXPECT_NE(msg.find("chiplet 7 does not exist; RBLN-CR03 has chiplets 0..3"), std::string::npos)
+		<< msg;
+
+	auto host = dev.allocate_host(4096);
+	auto c1 = dev.allocate(4096, rbln::Placement::on_chiplet(1));
+	msg = error_of([&] { dev.submit(rbln::Engine::external_hdma, 0, {{host, c1, 0, 0, 4096}}); },
+		       rbln::Errc::invalid_argument);
+	EXPECT_NE(msg.find("rbln:1: submit of 1 copy on chiplet 0 external_hdma refused"),
+		  std::string::npos) << msg;
+	EXPECT_NE(msg.find("External HDMA: host <-> chiplet 0"), std::string::npos) << msg;
+
+	msg = error_of([] { rbln::Device::open(77); }, rbln::Errc::not_found);
+	EXPECT_NE(msg.find("cannot open /dev/rbln77: no such device node"), std::string::npos) << msg;
+	EXPECT_NE(msg.find("lsmod | grep rbln"), std::string::npos) << msg;
+}
+
+TEST(Devmgr, PermissionDeniedPointsAtTheGroup)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		try {
+			rbln::Device::open(0);
+		} catch (const rbln::Error &e) {
+			bool ok = e.code() == rbln::Errc::permission &&
+				  std::string(e.what()).find("group 'rbln'") != std::string::npos;
+			_exit(ok ? 0 : 1);
+		}
+		_exit(3);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+}
+
+TEST(Devmgr, HungEngineAndTimeoutsAreTyped)
+{
+	auto dev = rbln::Device::open(1);
+	auto a = dev.allocate(8192, rbln::Placement::on_chiplet(0));
+	auto b = dev.allocate(8192, rbln::Placement::on_chiplet(0));
+	ASSERT_EQ(rbln::test::write_file("/sys/kernel/debug/rbln/rbln1/hang", "0 device_hdma"), 0);
+	auto job = dev.submit(rbln::Engine::device_hdma, 0, {{a, b, 0, 0, 4096}}, "stuck");
+	auto msg = error_of([&] { job.wait(1ms); }, rbln::Errc::timeout);
+	EXPECT_NE(msg.find("still running"), std::string::npos) << msg;
+	msg = error_of([&] { job.wait(10s); }, rbln::Errc::engine_hung);
+	EXPECT_NE(msg.find("chiplet 0 device_hdma failed: the engine hung and was reset"),
+		  std::string::npos) << msg;
+	EXPECT_NO_THROW(job.wait()) << "a failure is reported once";
+}
+
+TEST(Devmgr, CApiRoundTripAndLastError)
+{
+	rbln_device *dev = nullptr;
+	ASSERT_EQ(rbln_device_open(1, &dev), RBLN_OK) << rbln_last_error();
+	rbln_device_info info{};
+	info.struct_size = sizeof(info);
+	ASSERT_EQ(rbln_device_get_info(dev, &info), RBLN_OK);
+	EXPECT_STREQ(info.name, "RBLN-CR03");
+	info.struct_size = 4;
+	EXPECT_EQ(rbln_device_get_info(dev, &info), RBLN_ERR_INVALID_ARGUMENT);
+
+	rbln_buffer *host = nullptr, *dst = nullptr, *back = nullptr;
+	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, RBLN_ALLOC_HOST, &host), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, 0, &dst), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, RBLN_ALLOC_HOST, &back), RBLN_OK);
+	void *p = nullptr, *q = nullptr;
+	ASSERT_EQ(rbln_buffer_map(host, &p), RBLN_OK);
+	strcpy(static_cast<char *>(p), "through the C ABI");
+
+	rbln_copy up{host, dst, 0, 0, 8192}, down{dst, back, 0, 0, 8192};
+	rbln_job *job = nullptr;
+	ASSERT_EQ(rbln_submit(dev, RBLN_ENGINE_EXTERNAL_HDMA, 0, &up, 1, "c-up", &job), RBLN_OK);
+	EXPECT_EQ(rbln_job_wait(job, 10'000'000'000), RBLN_OK);
+	EXPECT_GT(rbln_job_seqno(job), 0u);
+	rbln_job_free(job);
+	ASSERT_EQ(rbln_submit(dev, RBLN_ENGINE_EXTERNAL_HDMA, 0, &down, 1, nullptr, &job), RBLN_OK);
+	EXPECT_EQ(rbln_job_wait(job, 10'000'000'000), RBLN_OK);
+	rbln_job_free(job);
+	ASSERT_EQ(rbln_buffer_map(back, &q), RBLN_OK);
+	EXPECT_STREQ(static_cast<char *>(q), "through the C ABI");
+
+	rbln_buffer *huge = nullptr;
+	EXPECT_EQ(rbln_buffer_alloc(dev, 1ull << 40, 0, 0, &huge), RBLN_ERR_DEVICE_MEMORY);
+	EXPECT_NE(std::string(rbln_last_error()).find("rbln_malloc_lazy failed (rbln:1"), std::string::npos);
+	EXPECT_EQ(rbln_buffer_alloc(dev, 4096, 0, 1u << 7, &huge), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_NE(std::string(rbln_last_error()).find("unknown flags"), std::string::npos);
+
+	rbln_memory_usage mu{};
+	mu.struct_size = sizeof(mu);
+	ASSERT_EQ(rbln_device_memory(dev, 0, &mu), RBLN_OK);
+	EXPECT_EQ(mu.used, 8192u);
+	rbln_buffer_free(host);
+	rbln_buffer_free(dst);
+	rbln_buffer_free(back);
+	ASSERT_EQ(rbln_device_memory(dev, 0, &mu), RBLN_OK);
+	EXPECT_EQ(mu.used, 0u);
+	rbln_device_close(dev);
+
+	EXPECT_EQ(rbln_device_open(99, &dev), RBLN_ERR_NOT_FOUND);
+	EXPECT_NE(std::string(rbln_last_error()).find("/dev/rbln99"), std::string::npos);
+}
