@@ -5,6 +5,7 @@
 
 #include <linux/atomic.h>
 #include <linux/kobject.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <drm/drm_device.h>
@@ -19,6 +20,8 @@ struct rbln_engine {
 	bool present;
 	struct rbln_chiplet *chiplet;
 	struct workqueue_struct *wq;	/* runs this engine's jobs in order */
+	struct mutex run_lock;		/* one job at a time, queued or direct */
+	atomic_t queued;		/* jobs on wq not finished yet */
 	bool hung;			/* fault injection: jobs do not finish */
 	wait_queue_head_t wait;		/* hung cleared, or the device is dying */
 	atomic_t resets;

@@ -9,10 +9,14 @@
  * A file's jobs are numbered 1, 2, ...; WAIT looks a number up.  Jobs that
  * succeed are forgotten as they finish (waiting on them later returns at once
  * with status 0); failed ones stay until waited on, so the error is seen.
+ *
+ * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
+ * itself, saving the hand-off to a worker and the wake-up of the waiter.
  */
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
@@ -28,6 +32,9 @@
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
+
+/* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
+#define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
 static unsigned int job_timeout_ms = 1000;
 module_param(job_timeout_ms, uint, 0644);
@@ -163,14 +170,14 @@ static void rbln_job_trace(struct rbln_job *job,
 	      job->client->id, job->seqno, job->bytes, job->label, job->status);
 }
 
-static void rbln_job_work(struct work_struct *work)
+/* Runs @job on its engine; the caller holds engine->run_lock. */
+static void rbln_job_run(struct rbln_job *job)
 {
-	struct rbln_job *job = container_of(work, struct rbln_job, work);
-	struct rbln_client *client = job->client;
 	struct rbln_engine *engine = job->engine;
 	struct rbln_device *rdev = engine->chiplet->rdev;
 	u64 start = ktime_get_ns(), busy;
 
+	lockdep_assert_held(&engine->run_lock);
 	rbln_job_trace(job, trace_rbln_job_start);
 	rbln_busy_begin(&rdev->busy);
 	job->status = rbln_job_execute(job);
@@ -179,7 +186,37 @@ static void rbln_job_work(struct work_struct *work)
 	rbln_job_trace(job, trace_rbln_job_complete);
 	busy = ktime_get_ns() - start;
 	atomic64_add(busy, &engine->busy_ns);
-	atomic64_add(busy, &client->engine_busy_ns[engine->kind]);
+	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
+}
+
+/* Direct submission; false if the job has to be queued instead. */
+static bool rbln_job_run_direct(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+
+	if (job->bytes > RBLN_DIRECT_MAX_BYTES || READ_ONCE(engine->hung) ||
+	    atomic_read(&engine->queued) || !mutex_trylock(&engine->run_lock))
+		return false;
+	/* Queued jobs go first: the engine runs one job at a time, in order. */
+	if (atomic_read(&engine->queued)) {
+		mutex_unlock(&engine->run_lock);
+		return false;
+	}
+	rbln_job_run(job);
+	mutex_unlock(&engine->run_lock);
+	return true;
+}
+
+static void rbln_job_work(struct work_struct *work)
+{
+	struct rbln_job *job = container_of(work, struct rbln_job, work);
+	struct rbln_client *client = job->client;
+	struct rbln_engine *engine = job->engine;
+
+	mutex_lock(&engine->run_lock);
+	rbln_job_run(job);
+	mutex_unlock(&engine->run_lock);
+	atomic_dec(&engine->queued);
 
 	if (!job->status) {
 		/* Succeeded: nobody needs to find it any more. */
@@ -356,24 +393,37 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
-	kref_get(&job->ref);		/* the table's reference */
-	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
-	if (!ret) {
-		client->last_seqno = job->seqno;
-		atomic_inc(&client->inflight);
-		rbln_job_trace(job, trace_rbln_job_submit);
-		queue_work(engine->wq, &job->work);
+	rbln_job_trace(job, trace_rbln_job_submit);
+	ret = 0;
+	if (rbln_job_run_direct(job)) {
+		complete_all(&job->done);
+		/* Done already; only a failure needs remembering for WAIT. */
+		if (job->status) {
+			kref_get(&job->ref);	/* the table's reference */
+			ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+			if (ret)
+				rbln_job_put(job);
+		}
+		rbln_job_put(job);		/* nothing else runs it */
 	} else {
-		rbln_job_put(job);
+		kref_get(&job->ref);		/* the table's reference */
+		ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+		if (!ret) {
+			atomic_inc(&client->inflight);
+			atomic_inc(&engine->queued);
+			queue_work(engine->wq, &job->work);	/* the queue owns the first reference */
+		} else {
+			rbln_job_put(job);
+			rbln_job_put(job);
+		}
+	}
+	if (!ret) {
+		client->last_seqno++;
+		args->seqno = client->last_seqno;
 	}
 	mutex_unlock(&client->lock);
 	drm_dev_exit(idx);
-	if (ret) {
-		rbln_job_put(job);
-		return ret;
-	}
-	args->seqno = job->seqno;
-	return 0;
+	return ret;
 }
 
 int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
@@ -477,6 +527,8 @@ int rbln_engines_init(struct rbln_device *rdev)
 
 			engine->chiplet = &rdev->chiplets[i];
 			init_waitqueue_head(&engine->wait);
+			mutex_init(&engine->run_lock);
+			atomic_set(&engine->queued, 0);
 			atomic_set(&engine->resets, 0);
 			atomic64_set(&engine->busy_ns, 0);
 			if (!engine->present)
