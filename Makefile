@@ -4,6 +4,7 @@
 #   make shell     the same VM, left at a shell
 #   make test      set up, build, run everything: host unit tests, DKMS, VM tests on
 #                  Debian's 6.1 and 6.12 kernels
+#   make bench     set up, build, and print driver figures against same-VM baselines (JSON too)
 #   make deps      install the Debian packages the project needs
 #   make install   install libdevmgr, headers, udev rules, sysusers group and DKMS sources
 #                  (DESTDIR=..., PREFIX=/usr)
@@ -20,7 +21,7 @@ PREFIX      ?= /usr
 KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
 .PHONY: all deps kernel userspace test check test-host test-vm test-dkms run shell \
-	demo install clean
+	demo bench bench-run install clean
 
 all: kernel userspace
 
@@ -35,6 +36,13 @@ run: deps
 	$(MAKE) demo
 shell: deps
 	$(MAKE) demo DEMO_ARGS=--shell VM_FLAGS=-i
+
+bench: deps
+	$(MAKE) bench-run
+
+bench-run: all
+	tests/vm/run-vm.sh -o $(BUILD)/bench $(DEMO_KERNEL) tests/vm/bench.sh
+	@echo "bench: figures in $(BUILD)/bench/bench.json"
 
 check: all
 	tests/run-all.sh $(KERNELS)
