@@ -15,6 +15,7 @@ Errc errc_from_errno(int err) noexcept
 	case EINVAL:
 	case E2BIG:
 	case EFAULT:
+	case EBADF:
 		return Errc::invalid_argument;
 	case ENOENT:
 		return Errc::not_found;

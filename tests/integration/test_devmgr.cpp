@@ -197,3 +197,31 @@ TEST(Devmgr, CApiRoundTripAndLastError)
 	EXPECT_EQ(rbln_device_open(99, &dev), RBLN_ERR_NOT_FOUND);
 	EXPECT_NE(std::string(rbln_last_error()).find("/dev/rbln99"), std::string::npos);
 }
+
+TEST(Devmgr, ShareABufferWithAnotherDevice)
+{
+	auto rebel = rbln::Device::open(1);
+	auto atom = rbln::Device::open(0);
+	auto buf = rebel.allocate_host(8192);
+	auto text = std::string_view("shared by libdevmgr");
+	std::memcpy(buf.map().data() + 4096, text.data(), text.size());
+
+	int fd = buf.export_fd();
+	ASSERT_GE(fd, 0);
+	auto imported = atom.import(fd);
+	close(fd);
+	EXPECT_EQ(imported.size(), 8192u);
+	EXPECT_TRUE(imported.host()) << "another device's memory is host memory here";
+	EXPECT_EQ(std::string_view(reinterpret_cast<const char *>(imported.map().data()) + 4096,
+				   text.size()), text);
+
+	// The ATOM's External HDMA can read it into its own memory.
+	auto vram = atom.allocate(8192);
+	auto back = atom.allocate_host(8192);
+	atom.submit(rbln::Engine::external_hdma, 0, {{imported, vram, 4096, 0, text.size()}}).wait();
+	atom.submit(rbln::Engine::external_hdma, 0, {{vram, back, 0, 0, text.size()}}).wait();
+	EXPECT_EQ(std::string_view(reinterpret_cast<const char *>(back.map().data()), text.size()), text);
+
+	auto msg = error_of([&] { atom.import(12345); }, rbln::Errc::invalid_argument);
+	EXPECT_NE(msg.find("cannot import dma-buf fd 12345"), std::string::npos) << msg;
+}

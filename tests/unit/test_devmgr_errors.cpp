@@ -14,6 +14,7 @@ TEST(DevmgrErrors, ErrnoToCode)
 		{EINVAL, Errc::invalid_argument},
 		{E2BIG, Errc::invalid_argument},
 		{EFAULT, Errc::invalid_argument},
+		{EBADF, Errc::invalid_argument},
 		{ENOENT, Errc::not_found},
 		{ENODEV, Errc::no_device},
 		{EACCES, Errc::permission},
