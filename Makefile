@@ -5,6 +5,7 @@
 #   make test      set up, build, run everything: host unit tests, DKMS, VM tests on
 #                  Debian's 6.1 and 6.12 kernels
 #   make bench     set up, build, and print driver figures against same-VM baselines (JSON too)
+#   make fuzz      fuzz the RBLN_* variable parser with libFuzzer (clang; FUZZ_SECONDS=60)
 #   make deps      install the Debian packages the project needs
 #   make install   install libdevmgr, headers, udev rules, sysusers group and DKMS sources
 #                  (DESTDIR=..., PREFIX=/usr)
@@ -21,7 +22,7 @@ PREFIX      ?= /usr
 KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
 .PHONY: all deps kernel userspace test check test-host test-vm test-dkms run shell \
-	demo bench bench-run install clean
+	demo bench bench-run fuzz install clean
 
 all: kernel userspace
 
@@ -43,6 +44,15 @@ bench: deps
 bench-run: all
 	tests/vm/run-vm.sh -o $(BUILD)/bench $(DEMO_KERNEL) tests/vm/bench.sh
 	@echo "bench: figures in $(BUILD)/bench/bench.json"
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@command -v clang++ >/dev/null || { echo "fuzz: needs clang and libclang-rt-14-dev"; exit 2; }
+	@mkdir -p $(BUILD)/fuzz/corpus
+	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Ilibdevmgr/include \
+		tests/fuzz/fuzz_grouping.cpp libdevmgr/src/grouping.cpp libdevmgr/src/error.cpp \
+		-lfmt -o $(BUILD)/fuzz/fuzz_grouping
+	$(BUILD)/fuzz/fuzz_grouping -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus
 
 check: all
 	tests/run-all.sh $(KERNELS)

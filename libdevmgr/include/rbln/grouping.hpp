@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// Grouping physical NPUs into the logical devices a process uses, from
+//
+//   RBLN_VISIBLE_DEVICES   which NPUs this process may use: host indices or
+//                          uuids, comma-separated, in the order given.  Set
+//                          but empty: none (with a warning).  Unset: all.
+//   RBLN_DEVICES           deprecated alias; RBLN_VISIBLE_DEVICES wins.
+//   RBLN_NPUS_PER_DEVICE   group size, 1, 2, 4, 8, 16 or 32: consecutive
+//                          visible NPUs form a logical device.
+//   RBLN_DEVICE_MAP        explicit groups, "[0,1],[2,3,4,5]"; ids count the
+//                          visible NPUs from 0 in RBLN_VISIBLE_DEVICES order.
+//
+// Priority: RBLN_DEVICE_MAP, then RBLN_NPUS_PER_DEVICE, then one NPU per
+// logical device.  NPUs no group takes are reported unused, with a warning.
+// make_plan() throws rbln::Error (Errc::invalid_argument) naming the
+// variable, the position or value and what is valid; plan_or_warning() never
+// throws, for the query functions runtimes expose.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devmgr.hpp"
+
+namespace rbln {
+
+struct PhysicalNpu {
+	unsigned index;		// host NPU number (N of /dev/rblnN)
+	std::string uuid;
+};
+
+// The variables, as set (nullopt: unset).
+struct GroupingEnv {
+	std::optional<std::string> visible_devices, devices, npus_per_device, device_map;
+	static GroupingEnv from_process();
+};
+
+struct LogicalDevice {
+	unsigned id;
+	std::vector<unsigned> npus;	// host NPU indices
+};
+
+struct Plan {
+	std::vector<LogicalDevice> devices;
+	std::vector<unsigned> unused;	// visible NPUs in no group, host indices
+	std::vector<std::string> warnings;
+};
+
+// host: the NPUs on this host in index order.
+Plan make_plan(const std::vector<PhysicalNpu> &host, const GroupingEnv &env);
+
+// Never throws: on a configuration error, an empty plan whose warnings carry
+// the message (the full error comes from make_plan() at first use).
+Plan plan_or_warning(const std::vector<PhysicalNpu> &host, const GroupingEnv &env);
+
+// "Logical Device | Physical NPU IDs | Status" table of a plan.
+std::string format_plan(const Plan &plan);
+
+} // namespace rbln
