@@ -65,6 +65,7 @@ const char *rbln_status_string(rbln_status status)
 	case RBLN_ERR_JOB_FAILED: return "job failed";
 	case RBLN_ERR_CANCELED: return "job cancelled";
 	case RBLN_ERR_SYSTEM: return "system error";
+	case RBLN_ERR_ABI_MISMATCH: return "driver/library ABI mismatch";
 	}
 	return "unknown status";
 }

@@ -85,6 +85,7 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 		.driver_version = di.driver_version,
 		.node = path,
 	};
+	detail::check_device_abi(*state);
 	return state;
 }
 

@@ -225,3 +225,23 @@ TEST(Devmgr, ShareABufferWithAnotherDevice)
 	auto msg = error_of([&] { atom.import(12345); }, rbln::Errc::invalid_argument);
 	EXPECT_NE(msg.find("cannot import dma-buf fd 12345"), std::string::npos) << msg;
 }
+
+TEST(Devmgr, AbiCheckPassesQuietlyAndCanBeSkipped)
+{
+	testing::internal::CaptureStderr();
+	rbln::Device::open(0);
+	EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "matching driver: nothing to say";
+
+	setenv("RBLN_SKIP_ABI_CHECK", "Yes", 1);
+	testing::internal::CaptureStderr();
+	rbln::Device::open(0);
+	std::string err = testing::internal::GetCapturedStderr();
+	EXPECT_NE(err.find("libdevmgr: warning: RBLN_SKIP_ABI_CHECK is set: not checking /dev/rbln0"),
+		  std::string::npos) << err;
+
+	setenv("RBLN_SKIP_ABI_CHECK", "maybe", 1);	// not one of 1/ON/TRUE/YES
+	testing::internal::CaptureStderr();
+	rbln::Device::open(0);
+	EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+	unsetenv("RBLN_SKIP_ABI_CHECK");
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../../libdevmgr/src/device_state.h"
+#include "rbln_drm.h"
 
 using rbln::Errc;
 
@@ -48,4 +49,29 @@ TEST(DevmgrErrors, SizesAreReadable)
 	EXPECT_EQ(rbln::detail::bytes_text(16ull << 20), "16 MiB");
 	EXPECT_EQ(rbln::detail::bytes_text(3ull << 29), "1.5 GiB");
 	EXPECT_EQ(rbln::detail::bytes_text(140ull << 30), "140 GiB");
+}
+
+TEST(DevmgrAbi, ConsumerMustFallInsideTheDriversRange)
+{
+	struct Row {
+		uint32_t built;
+		std::optional<uint32_t> version, compat;
+		bool ok;
+		bool warns;
+	};
+	const Row rows[] = {
+		{3, 3, 1, true, false},	 // newest
+		{1, 3, 1, true, false},	 // oldest still accepted
+		{2, 3, 2, true, false},
+		{1, 3, 2, false, false}, // too old for this driver
+		{4, 3, 1, false, false}, // newer than the driver
+		{3, std::nullopt, std::nullopt, true, true},	// driver without the numbers
+		{3, 3, std::nullopt, true, true},
+	};
+	for (const auto &r : rows) {
+		auto v = rbln::check_abi(r.built, r.version, r.compat);
+		EXPECT_EQ(v.ok, r.ok) << r.built;
+		EXPECT_EQ(!v.warning.empty(), r.warns) << r.built;
+	}
+	EXPECT_EQ(rbln::built_uapi_version(), uint32_t{DRM_RBLN_UAPI_VERSION});
 }

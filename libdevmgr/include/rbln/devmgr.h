@@ -40,6 +40,7 @@ typedef enum rbln_status {
 	RBLN_ERR_JOB_FAILED = 10,	/* the job failed on the device */
 	RBLN_ERR_CANCELED = 11,		/* the job was cancelled */
 	RBLN_ERR_SYSTEM = 12,		/* another system error; see the message */
+	RBLN_ERR_ABI_MISMATCH = 13,	/* driver and library interfaces do not match */
 } rbln_status;
 
 typedef enum rbln_engine {

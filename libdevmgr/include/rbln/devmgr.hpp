@@ -41,6 +41,7 @@ enum class Errc : int {
 	job_failed = RBLN_ERR_JOB_FAILED,
 	canceled = RBLN_ERR_CANCELED,
 	system = RBLN_ERR_SYSTEM,
+	abi_mismatch = RBLN_ERR_ABI_MISMATCH,
 };
 
 class Error : public std::runtime_error {
@@ -57,6 +58,19 @@ private:
 
 // The code an errno from the driver stands for.
 Errc errc_from_errno(int err) noexcept;
+
+// The interface version of rbln_drm.h this library was built against.
+uint32_t built_uapi_version() noexcept;
+
+// Whether a driver that implements interface @driver_version and still
+// accepts consumers down to @driver_compat suits a library built against
+// @built.  Unset numbers (an older driver) pass, with a warning.
+struct AbiVerdict {
+	bool ok;
+	std::string warning;	// set when ok but worth saying
+};
+AbiVerdict check_abi(uint32_t built, std::optional<uint32_t> driver_version,
+		     std::optional<uint32_t> driver_compat);
 
 enum class Engine : uint32_t {
 	neural_dma = RBLN_ENGINE_NEURAL_DMA,
