@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Finding NPUs (libudev; works without a running udevd, e.g. in containers)
+// and watching them come and go.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "grouping.hpp"
+
+namespace rbln {
+
+struct NpuInfo {
+	unsigned index;			// N of /dev/rblnN, the NPU column of rbln-smi
+	std::string node;		// /dev/accel/accelM or /dev/dri/renderDM
+	std::string sysfs;		// the device's sysfs directory
+	std::string name, sku, uuid, pci_bus_id, status;
+	uint64_t memory_total;
+	uint32_t chiplet_count;
+	bool node_present;		// false when /dev lacks the node (a container not given it)
+};
+
+// Every rbln NPU on this host, ordered by PCI bus id (which is index order).
+std::vector<NpuInfo> enumerate_npus();
+
+// The NPU named by @spec: an index ("1"), a uuid or a PCI bus id
+// ("0000:02:00.0").  Throws Errc::not_found naming what exists.
+NpuInfo find_npu(const std::string &spec);
+
+// The logical devices of this process (RBLN_* variables applied to the NPUs
+// found).  Never throws: configuration problems come back as warnings.
+Plan logical_devices();
+// Its "Logical Device | Physical NPU IDs | Status" table, warnings after it.
+std::string device_summary();
+
+struct NpuEvent {
+	enum class Kind { added, removed, changed } kind;
+	std::string sysfs;		// the NPU's device directory
+	std::optional<unsigned> index;	// not readable once removed
+	std::string status;		// RBLN_STATUS of a change, if any
+};
+
+// Add/remove/change events of rbln NPUs, from udev.
+class NpuMonitor {
+public:
+	NpuMonitor();
+	~NpuMonitor();
+	NpuMonitor(const NpuMonitor &) = delete;
+	NpuMonitor &operator=(const NpuMonitor &) = delete;
+	int fd() const;	// for poll()
+	std::optional<NpuEvent> next(std::chrono::milliseconds timeout);
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace rbln

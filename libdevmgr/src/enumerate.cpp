@@ -1,0 +1,218 @@
+// NPUs through libudev: the accel or render nodes whose parent device is bound
+// to the rbln driver.  libudev reads sysfs itself, so this works without a
+// running udevd (containers); the node may then be missing from /dev.
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include <libudev.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "device_state.h"
+#include "rbln/enumerate.hpp"
+
+namespace rbln {
+
+namespace {
+
+template <typename T, T *(*Unref)(T *)>
+struct UdevPtr {
+	T *p;
+	explicit UdevPtr(T *ptr) : p(ptr) {}
+	UdevPtr(const UdevPtr &) = delete;
+	~UdevPtr() { if (p) Unref(p); }
+	T *get() const { return p; }
+	explicit operator bool() const { return p; }
+};
+using Udev = UdevPtr<udev, udev_unref>;
+using UdevDevice = UdevPtr<udev_device, udev_device_unref>;
+using UdevEnumerate = UdevPtr<udev_enumerate, udev_enumerate_unref>;
+using UdevMonitor = UdevPtr<udev_monitor, udev_monitor_unref>;
+
+std::string attr(udev_device *dev, const char *name)
+{
+	const char *v = udev_device_get_sysattr_value(dev, name);
+	return v ? v : "";
+}
+
+bool is_npu_node_name(const std::string &sysname)
+{
+	return sysname.starts_with("accel") || sysname.starts_with("renderD");
+}
+
+// The rbln parent of a node, or nullptr.  Owned by @node.
+udev_device *rbln_parent(udev_device *node)
+{
+	const char *sysname = udev_device_get_sysname(node);
+	if (!sysname || !is_npu_node_name(sysname))
+		return nullptr;
+	udev_device *parent = udev_device_get_parent(node);
+	const char *driver = parent ? udev_device_get_driver(parent) : nullptr;
+	return driver && std::string(driver) == "rbln" ? parent : nullptr;
+}
+
+std::optional<NpuInfo> npu_of(udev_device *node)
+{
+	udev_device *parent = rbln_parent(node);
+	const char *devnode = udev_device_get_devnode(node);
+	if (!parent || !devnode)
+		return std::nullopt;
+	std::string index = attr(parent, "index");
+	if (index.empty())
+		return std::nullopt;
+	NpuInfo npu{};
+	npu.index = unsigned(std::stoul(index));
+	npu.node = devnode;
+	npu.sysfs = udev_device_get_syspath(parent);
+	npu.name = attr(parent, "name");
+	npu.sku = attr(parent, "sku");
+	npu.uuid = attr(parent, "uuid");
+	npu.pci_bus_id = attr(parent, "pci_bus_id");
+	npu.status = attr(parent, "status");
+	npu.memory_total = std::stoull("0" + attr(parent, "memory_total"));
+	npu.chiplet_count = unsigned(std::stoul("0" + attr(parent, "chiplet_count")));
+	npu.node_present = ::access(devnode, F_OK) == 0;
+	return npu;
+}
+
+} // namespace
+
+std::vector<NpuInfo> enumerate_npus()
+{
+	std::vector<NpuInfo> out;
+	Udev u(udev_new());
+	if (!u)
+		return out;
+	UdevEnumerate e(udev_enumerate_new(u.get()));
+	udev_enumerate_add_match_subsystem(e.get(), "accel");
+	udev_enumerate_add_match_subsystem(e.get(), "drm");
+	udev_enumerate_scan_devices(e.get());
+	udev_list_entry *entry;
+	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e.get())) {
+		UdevDevice dev(udev_device_new_from_syspath(u.get(), udev_list_entry_get_name(entry)));
+		if (dev)
+			if (auto npu = npu_of(dev.get()))
+				out.push_back(std::move(*npu));
+	}
+	std::sort(out.begin(), out.end(), [](const NpuInfo &a, const NpuInfo &b) {
+		return a.pci_bus_id != b.pci_bus_id ? a.pci_bus_id < b.pci_bus_id : a.index < b.index;
+	});
+	return out;
+}
+
+NpuInfo find_npu(const std::string &spec)
+{
+	auto npus = enumerate_npus();
+	std::string lower = spec;
+	std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+	for (const auto &npu : npus)
+		if (std::to_string(npu.index) == spec || npu.uuid == lower || npu.pci_bus_id == lower)
+			return npu;
+	std::vector<std::string> known;
+	for (const auto &npu : npus)
+		known.push_back(fmt::format("{} ({}, {})", npu.index, npu.pci_bus_id, npu.uuid));
+	detail::fail(ENOENT, fmt::format("no NPU matches '{}' (an index, uuid or PCI bus id); this host "
+					 "has: {}", spec, known.empty() ? std::string("no NPUs")
+								     : fmt::format("{}", fmt::join(known, "; "))));
+}
+
+static std::vector<PhysicalNpu> physical_npus()
+{
+	std::vector<PhysicalNpu> host;
+	for (const auto &npu : enumerate_npus())
+		host.push_back({npu.index, npu.uuid});
+	return host;
+}
+
+Plan logical_devices()
+{
+	return plan_or_warning(physical_npus(), GroupingEnv::from_process());
+}
+
+std::string device_summary()
+{
+	Plan plan = logical_devices();
+	std::string out = format_plan(plan);
+	for (const auto &w : plan.warnings)
+		out += "warning: " + w + "\n";
+	return out;
+}
+
+struct NpuMonitor::Impl {
+	Udev udev{udev_new()};
+	UdevMonitor mon{udev ? udev_monitor_new_from_netlink(udev.get(), "udev") : nullptr};
+	std::map<std::string, NpuInfo> nodes;	// node syspath -> NPU, to name removals
+};
+
+NpuMonitor::NpuMonitor() : impl_(std::make_unique<Impl>())
+{
+	if (!impl_->mon || udev_monitor_enable_receiving(impl_->mon.get()) < 0)
+		detail::fail(EIO, "cannot listen to udev events (is this a container without the "
+				  "host's netlink namespace?)");
+	// Listen first, then look: no NPU can slip between the two.
+	UdevEnumerate e(udev_enumerate_new(impl_->udev.get()));
+	udev_enumerate_add_match_subsystem(e.get(), "accel");
+	udev_enumerate_add_match_subsystem(e.get(), "drm");
+	udev_enumerate_scan_devices(e.get());
+	udev_list_entry *entry;
+	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e.get())) {
+		UdevDevice dev(udev_device_new_from_syspath(impl_->udev.get(),
+							    udev_list_entry_get_name(entry)));
+		if (dev)
+			if (auto npu = npu_of(dev.get()))
+				impl_->nodes[udev_device_get_syspath(dev.get())] = *npu;
+	}
+}
+
+NpuMonitor::~NpuMonitor() = default;
+
+int NpuMonitor::fd() const
+{
+	return udev_monitor_get_fd(impl_->mon.get());
+}
+
+std::optional<NpuEvent> NpuMonitor::next(std::chrono::milliseconds timeout)
+{
+	auto deadline = std::chrono::steady_clock::now() + timeout;
+	while (true) {
+		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+			deadline - std::chrono::steady_clock::now());
+		pollfd p{fd(), POLLIN, 0};
+		if (left.count() < 0 || ::poll(&p, 1, int(left.count())) <= 0)
+			return std::nullopt;
+		UdevDevice dev(udev_monitor_receive_device(impl_->mon.get()));
+		if (!dev)
+			continue;
+		const std::string action = udev_device_get_action(dev.get()) ?: "";
+		const std::string syspath = udev_device_get_syspath(dev.get());
+
+		if (action == "add") {
+			if (auto npu = npu_of(dev.get())) {
+				impl_->nodes[syspath] = *npu;
+				return NpuEvent{NpuEvent::Kind::added, npu->sysfs, npu->index, npu->status};
+			}
+		} else if (action == "remove") {
+			auto it = impl_->nodes.find(syspath);
+			if (it != impl_->nodes.end()) {
+				NpuEvent ev{NpuEvent::Kind::removed, it->second.sysfs, it->second.index, {}};
+				impl_->nodes.erase(it);
+				return ev;
+			}
+		} else if (action == "change") {
+			const char *driver = udev_device_get_driver(dev.get());
+			const char *status = udev_device_get_property_value(dev.get(), "RBLN_STATUS");
+			if (driver && std::string(driver) == "rbln" && status) {
+				std::string index = attr(dev.get(), "index");
+				return NpuEvent{NpuEvent::Kind::changed, syspath,
+						index.empty() ? std::nullopt : std::optional<unsigned>(std::stoul(index)),
+						status};
+			}
+		}
+	}
+}
+
+} // namespace rbln
