@@ -67,6 +67,9 @@ struct rbln_device {
 	spinlock_t mem_lock;		/* makes capacity check + reserve atomic */
 	atomic64_t next_address;	/* simulated device address space */
 	bool dying;			/* being removed: hung jobs give up */
+	struct mutex clients_lock;	/* clients, owner */
+	struct list_head clients;	/* open files (struct rbln_client) */
+	struct rbln_client *owner;	/* the file that acquired the device */
 	atomic_t fail_next_jobs;	/* fault injection */
 	struct dentry *debugfs;
 };

@@ -13,6 +13,7 @@
 #include <drm/drm_ioctl.h>
 #include <drm/drm_prime.h>
 
+#include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
@@ -27,6 +28,9 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RBLN_SUBMIT, rbln_ioctl_submit, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_WAIT, rbln_ioctl_wait, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(RBLN_CLIENT_USAGE, rbln_ioctl_client_usage, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_ACQUIRE, rbln_ioctl_acquire, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_RELEASE, rbln_ioctl_release, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RBLN_LIST_CLIENTS, rbln_ioctl_list_clients, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations rbln_fops = {
@@ -97,7 +101,7 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 
 u64 rbln_driver_capabilities(void)
 {
-	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA |
+	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA | DRM_RBLN_CAP_ACQUIRE |
 	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0) |
 	       (RBLN_HAVE_DRM_FDINFO ? DRM_RBLN_CAP_FDINFO : 0);
 }
@@ -228,6 +232,9 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
 	rbln_busy_init(&rdev->busy);
 	spin_lock_init(&rdev->mem_lock);
+	mutex_init(&rdev->clients_lock);
+	INIT_LIST_HEAD(&rdev->clients);
+	rdev->owner = NULL;
 	atomic64_set(&rdev->next_address, 0);
 	atomic_set(&rdev->fail_next_jobs, 0);
 	rbln_chiplets_init(rdev);
@@ -284,6 +291,9 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client_usage) != 72);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_acquire) != 8);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_client) != 56);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_list_clients) != 24);
 
 	rbln_debugfs_init();
 	ret = rbln_sim_init();

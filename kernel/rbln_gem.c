@@ -15,6 +15,7 @@
 #include <drm/drm_prime.h>
 #include <drm/drm_vma_manager.h>
 
+#include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
@@ -225,6 +226,7 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	}
 	bo->accounted = !host;	/* from here on, freeing the buffer unreserves */
 
+	rbln_client_touch(file->driver_priv);
 	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, &args->handle);

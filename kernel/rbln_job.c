@@ -56,15 +56,6 @@ struct rbln_job {
 	int status;
 };
 
-static void rbln_client_release(struct kref *ref)
-{
-	struct rbln_client *client = container_of(ref, struct rbln_client, ref);
-
-	xa_destroy(&client->jobs);
-	mutex_destroy(&client->lock);
-	kfree(client);
-}
-
 /* Buffers go back as soon as a job is done, before anyone is told. */
 static void rbln_job_drop_buffers(struct rbln_job *job)
 {
@@ -85,7 +76,7 @@ static void rbln_job_release(struct kref *ref)
 		rbln_job_drop_buffers(job);
 	kvfree(job->bos);
 	kvfree(job->copies);
-	kref_put(&job->client->ref, rbln_client_release);
+	rbln_client_put(job->client);
 	kfree(job);
 }
 
@@ -386,6 +377,7 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 
+	rbln_client_touch(client);
 	/* Queue only while the device is alive: removal destroys the queues. */
 	if (!drm_dev_enter(drm, &idx)) {
 		rbln_job_put(job);
@@ -464,47 +456,13 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	return 0;
 }
 
-/* The DRM core's id where it has one, so the ioctl and fdinfo agree. */
-static u64 rbln_client_id(struct drm_file *file)
-{
-#if RBLN_HAVE_DRM_FDINFO
-	return file->client_id;
-#else
-	static atomic64_t next_id = ATOMIC64_INIT(0);
-
-	return atomic64_inc_return(&next_id);
-#endif
-}
-
-int rbln_client_open(struct drm_device *drm, struct drm_file *file)
-{
-	struct rbln_client *client;
-	unsigned int i;
-
-	client = kzalloc(sizeof(*client), GFP_KERNEL);
-	if (!client)
-		return -ENOMEM;
-	kref_init(&client->ref);
-	client->id = rbln_client_id(file);
-	client->rdev = to_rbln_device(drm);
-	mutex_init(&client->lock);
-	xa_init(&client->jobs);
-	atomic_set(&client->inflight, 0);
-	init_waitqueue_head(&client->idle);
-	for (i = 0; i < DRM_RBLN_ENGINE_COUNT; i++)
-		atomic64_set(&client->engine_busy_ns[i], 0);
-	file->driver_priv = client;
-	return 0;
-}
-
 /*
- * The file is closing (the process exited or was killed): jobs not started
- * yet are cancelled, the running ones finish (a hung engine times out), and
- * all have dropped their buffers before the file goes.
+ * The file is closing (the process exited or was killed) or its client is
+ * being revoked: jobs not started yet are cancelled, the running ones finish
+ * (a hung engine times out), and all have dropped their buffers after this.
  */
-void rbln_client_close(struct drm_device *drm, struct drm_file *file)
+void rbln_client_drain_jobs(struct rbln_client *client)
 {
-	struct rbln_client *client = file->driver_priv;
 	struct rbln_job *job;
 	unsigned long seqno;
 
@@ -514,7 +472,6 @@ void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 		xa_erase(&client->jobs, seqno);
 		rbln_job_put(job);
 	}
-	kref_put(&client->ref, rbln_client_release);
 }
 
 int rbln_engines_init(struct rbln_device *rdev)

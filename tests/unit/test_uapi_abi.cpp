@@ -108,6 +108,26 @@ TEST(UapiAbi, ClientUsageLayout)
 	EXPECT_FIELD(T, engine_busy_ns, 40);
 }
 
+TEST(UapiAbi, ClientListLayouts)
+{
+	EXPECT_EQ(sizeof(drm_rbln_acquire), 8u);
+	EXPECT_EQ(sizeof(drm_rbln_client), 56u);
+	EXPECT_FIELD(drm_rbln_client, client_id, 0);
+	EXPECT_FIELD(drm_rbln_client, creator_pid, 8);
+	EXPECT_FIELD(drm_rbln_client, uid, 12);
+	EXPECT_FIELD(drm_rbln_client, flags, 16);
+	EXPECT_FIELD(drm_rbln_client, reserved, 20);
+	EXPECT_FIELD(drm_rbln_client, device_memory, 24);
+	EXPECT_FIELD(drm_rbln_client, idle_ns, 32);
+	EXPECT_FIELD(drm_rbln_client, creator_comm, 40);
+	EXPECT_EQ(sizeof(drm_rbln_list_clients), 24u);
+	EXPECT_FIELD(drm_rbln_list_clients, flags, 0);
+	EXPECT_FIELD(drm_rbln_list_clients, count, 4);
+	EXPECT_FIELD(drm_rbln_list_clients, entries, 8);
+	EXPECT_FIELD(drm_rbln_list_clients, entry_size, 16);
+	EXPECT_FIELD(drm_rbln_list_clients, reserved, 20);
+}
+
 TEST(UapiAbi, IoctlNumbersAreStable)
 {
 	EXPECT_EQ(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440ul);
@@ -117,6 +137,9 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0306444ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_RELEASE, 0xc0086448ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449ul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)

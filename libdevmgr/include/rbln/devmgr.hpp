@@ -112,6 +112,19 @@ struct ClientUsage {
 	uint64_t engine_busy_ns[4];
 };
 
+// An open file of a device, as the driver lists it.
+struct ClientInfo {
+	uint64_t client_id;
+	unsigned creator_pid;	// 0 when not visible from here
+	unsigned uid;
+	std::string creator_comm;
+	bool acquired;		// holds the device
+	bool stale;		// its creator has exited but the file lives on
+	bool self;		// this Device's own file
+	uint64_t device_memory;
+	std::chrono::nanoseconds idle;
+};
+
 namespace detail {
 struct DeviceState;
 }
@@ -187,6 +200,13 @@ public:
 	MemoryUsage memory(std::optional<uint32_t> chiplet = std::nullopt) const;
 	ClientUsage usage() const;
 
+	// Exclusive use of the device by this open file (until release() or
+	// close).  Throws Errc::busy naming the holder: pid, command, stale or not.
+	void acquire();
+	void release();
+	// Open files of the device: all of them as root, else the caller's user's.
+	std::vector<ClientInfo> clients() const;
+
 	Buffer allocate(uint64_t size, Placement placement = Placement::on_chiplet(0),
 			AllocMode mode = AllocMode::lazy);
 	Buffer allocate_host(uint64_t size);
@@ -204,6 +224,19 @@ public:
 private:
 	explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
 	std::shared_ptr<detail::DeviceState> state_;
+};
+
+// A logical device registered for this process: every physical NPU of it
+// acquired, all or nothing.  Released when destroyed (or when the process dies).
+class Registration {
+public:
+	// @logical_id names the logical device in messages ("rbln:<id>").
+	static Registration acquire(unsigned logical_id, const std::vector<unsigned> &npus);
+	std::vector<Device> &devices() { return devices_; }
+
+private:
+	explicit Registration(std::vector<Device> devices) : devices_(std::move(devices)) {}
+	std::vector<Device> devices_;
 };
 
 } // namespace rbln

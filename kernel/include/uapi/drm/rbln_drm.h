@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		3
+#define DRM_RBLN_UAPI_VERSION		4
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -39,6 +39,9 @@ extern "C" {
 #define DRM_RBLN_SUBMIT			0x04
 #define DRM_RBLN_WAIT			0x05
 #define DRM_RBLN_CLIENT_USAGE		0x06
+#define DRM_RBLN_ACQUIRE		0x07
+#define DRM_RBLN_RELEASE		0x08
+#define DRM_RBLN_LIST_CLIENTS		0x09
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -54,6 +57,12 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_WAIT, struct drm_rbln_wait)
 #define DRM_IOCTL_RBLN_CLIENT_USAGE \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_CLIENT_USAGE, struct drm_rbln_client_usage)
+#define DRM_IOCTL_RBLN_ACQUIRE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_ACQUIRE, struct drm_rbln_acquire)
+#define DRM_IOCTL_RBLN_RELEASE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RELEASE, struct drm_rbln_acquire)
+#define DRM_IOCTL_RBLN_LIST_CLIENTS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_LIST_CLIENTS, struct drm_rbln_list_clients)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -87,6 +96,7 @@ enum drm_rbln_engine {
 #define DRM_RBLN_CAP_MEMORY		(1ULL << 2)	/* BO_CREATE/BO_INFO, mmap, PRIME */
 #define DRM_RBLN_CAP_DMA		(1ULL << 3)	/* SUBMIT/WAIT */
 #define DRM_RBLN_CAP_FDINFO		(1ULL << 4)	/* /proc/<pid>/fdinfo has the DRM usage keys */
+#define DRM_RBLN_CAP_ACQUIRE		(1ULL << 5)	/* ACQUIRE/RELEASE/LIST_CLIENTS */
 
 enum drm_rbln_param {
 	DRM_RBLN_PARAM_UAPI_VERSION		= 0,	/* DRM_RBLN_UAPI_VERSION of the driver */
@@ -256,6 +266,51 @@ struct drm_rbln_client_usage {
 	__u64 memory_resident;		/* out: bytes of those with backing placed */
 	__u64 device_memory;		/* out: bytes of device memory they take */
 	__u64 engine_busy_ns[DRM_RBLN_ENGINE_COUNT];	/* out: by engine kind, all chiplets */
+};
+
+/*
+ * DRM_IOCTL_RBLN_ACQUIRE: this open file takes the device for itself, until
+ * DRM_IOCTL_RBLN_RELEASE or until the file is closed (a dead process's files
+ * close with it).  Acquiring again is a no-op.  -EBUSY: another open file
+ * holds it (LIST_CLIENTS says which).  RELEASE: -EINVAL if this file does not
+ * hold it.  Both: -EINVAL for non-zero flags or reserved.
+ */
+struct drm_rbln_acquire {
+	__u32 flags;		/* in: must be 0 */
+	__u32 reserved;		/* in: must be 0 */
+};
+
+/* drm_rbln_client.flags */
+#define DRM_RBLN_CLIENT_ACQUIRED	(1U << 0)	/* holds the device */
+#define DRM_RBLN_CLIENT_STALE		(1U << 1)	/* the process that opened it has exited */
+#define DRM_RBLN_CLIENT_SELF		(1U << 2)	/* the caller's own file */
+
+/* One open file of the device, as DRM_IOCTL_RBLN_LIST_CLIENTS reports it. */
+struct drm_rbln_client {
+	__u64 client_id;	/* as drm-client-id / CLIENT_USAGE */
+	__u32 creator_pid;	/* process that opened it, in the caller's pid namespace; 0: not visible */
+	__u32 uid;		/* its owner, in the caller's user namespace */
+	__u32 flags;		/* DRM_RBLN_CLIENT_* */
+	__u32 reserved;
+	__u64 device_memory;	/* bytes of device memory its buffers take */
+	__u64 idle_ns;		/* since it last allocated, submitted or acquired */
+	char  creator_comm[16];	/* command name of the creator */
+};
+
+/*
+ * DRM_IOCTL_RBLN_LIST_CLIENTS: the open files of the device.  Callers with
+ * CAP_SYS_ADMIN see all of them, others only their own user's.  Fills up to
+ * .count entries, element size .entry_size (>= sizeof(struct
+ * drm_rbln_client); a larger element's tail is zeroed), and sets .count to
+ * the number of clients visible, which may be larger: call again with room.
+ * -EINVAL: flags, reserved, or entry_size too small or over 4096.
+ */
+struct drm_rbln_list_clients {
+	__u32 flags;		/* in: must be 0 */
+	__u32 count;		/* in: room in .entries; out: clients visible */
+	__u64 entries;		/* in: pointer to the array */
+	__u32 entry_size;	/* in: sizeof(struct drm_rbln_client) of the caller */
+	__u32 reserved;		/* in: must be 0 */
 };
 
 #if defined(__cplusplus)

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Open files ("clients") of a device: who opened them, whether one holds the
+ * device exclusively (ACQUIRE), and the list user space reads to explain a
+ * busy device and to find stale clients: files whose opening process has
+ * exited while the file lives on (inherited by a child, passed over a socket,
+ * held by a stuck process).
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/idr.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+
+#include "rbln_client.h"
+#include "rbln_compat.h"
+#include "rbln_device.h"
+#include "rbln_gem.h"
+
+#define RBLN_CLIENT_ENTRY_MAX	4096
+
+static void rbln_client_release(struct kref *ref)
+{
+	struct rbln_client *client = container_of(ref, struct rbln_client, ref);
+
+	put_pid(client->creator);
+	xa_destroy(&client->jobs);
+	mutex_destroy(&client->lock);
+	kfree(client);
+}
+
+void rbln_client_put(struct rbln_client *client)
+{
+	kref_put(&client->ref, rbln_client_release);
+}
+
+void rbln_client_touch(struct rbln_client *client)
+{
+	atomic64_set(&client->last_active_ns, ktime_get_ns());
+}
+
+/* The DRM core's id where it has one, so the ioctls and fdinfo agree. */
+static u64 rbln_client_id(struct drm_file *file)
+{
+#if RBLN_HAVE_DRM_FDINFO
+	return file->client_id;
+#else
+	static atomic64_t next_id = ATOMIC64_INIT(0);
+
+	return atomic64_inc_return(&next_id);
+#endif
+}
+
+int rbln_client_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *client;
+	unsigned int i;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL);
+	if (!client)
+		return -ENOMEM;
+	kref_init(&client->ref);
+	client->rdev = rdev;
+	client->file = file;
+	client->id = rbln_client_id(file);
+	client->creator = get_task_pid(current, PIDTYPE_TGID);
+	get_task_comm(client->creator_comm, current);
+	client->uid = current_uid();
+	rbln_client_touch(client);
+	mutex_init(&client->lock);
+	xa_init(&client->jobs);
+	atomic_set(&client->inflight, 0);
+	init_waitqueue_head(&client->idle);
+	for (i = 0; i < DRM_RBLN_ENGINE_COUNT; i++)
+		atomic64_set(&client->engine_busy_ns[i], 0);
+	file->driver_priv = client;
+
+	mutex_lock(&rdev->clients_lock);
+	list_add_tail(&client->link, &rdev->clients);
+	mutex_unlock(&rdev->clients_lock);
+	return 0;
+}
+
+void rbln_client_close(struct drm_device *drm, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct rbln_device *rdev = client->rdev;
+
+	rbln_client_drain_jobs(client);
+	mutex_lock(&rdev->clients_lock);
+	if (rdev->owner == client)
+		rdev->owner = NULL;
+	list_del(&client->link);
+	mutex_unlock(&rdev->clients_lock);
+	rbln_client_put(client);
+}
+
+int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *client = file->driver_priv;
+	struct drm_rbln_acquire *args = data;
+	int ret = 0;
+
+	if (args->flags || args->reserved)
+		return -EINVAL;
+	rbln_client_touch(client);
+	mutex_lock(&rdev->clients_lock);
+	if (rdev->owner && rdev->owner != client)
+		ret = -EBUSY;
+	else
+		rdev->owner = client;
+	mutex_unlock(&rdev->clients_lock);
+	return ret;
+}
+
+int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *client = file->driver_priv;
+	struct drm_rbln_acquire *args = data;
+	int ret = 0;
+
+	if (args->flags || args->reserved)
+		return -EINVAL;
+	mutex_lock(&rdev->clients_lock);
+	if (rdev->owner == client)
+		rdev->owner = NULL;
+	else
+		ret = -EINVAL;
+	mutex_unlock(&rdev->clients_lock);
+	return ret;
+}
+
+static u64 rbln_client_device_memory(struct rbln_client *client)
+{
+	struct drm_gem_object *obj;
+	u64 bytes = 0;
+	int id;
+
+	spin_lock(&client->file->table_lock);
+	idr_for_each_entry(&client->file->object_idr, obj, id)
+		if (to_rbln_bo(obj)->accounted)
+			bytes += obj->size;
+	spin_unlock(&client->file->table_lock);
+	return bytes;
+}
+
+static bool rbln_client_stale(struct rbln_client *client)
+{
+	bool gone;
+
+	rcu_read_lock();
+	gone = !pid_task(client->creator, PIDTYPE_TGID);
+	rcu_read_unlock();
+	return gone;
+}
+
+static void rbln_client_describe(struct rbln_client *client, struct rbln_client *caller,
+				 struct drm_rbln_client *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->client_id = client->id;
+	out->creator_pid = pid_vnr(client->creator);
+	out->uid = from_kuid_munged(current_user_ns(), client->uid);
+	out->flags = (client->rdev->owner == client ? DRM_RBLN_CLIENT_ACQUIRED : 0) |
+		     (rbln_client_stale(client) ? DRM_RBLN_CLIENT_STALE : 0) |
+		     (client == caller ? DRM_RBLN_CLIENT_SELF : 0);
+	out->device_memory = rbln_client_device_memory(client);
+	out->idle_ns = ktime_get_ns() - atomic64_read(&client->last_active_ns);
+	strscpy(out->creator_comm, client->creator_comm, sizeof(out->creator_comm));
+}
+
+int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct drm_rbln_list_clients *args = data;
+	char __user *uptr = u64_to_user_ptr(args->entries);
+	bool all = capable(CAP_SYS_ADMIN);
+	struct drm_rbln_client entry;
+	struct rbln_client *client;
+	u32 visible = 0;
+	int ret = 0;
+
+	if (args->flags || args->reserved || args->entry_size < sizeof(entry) ||
+	    args->entry_size > RBLN_CLIENT_ENTRY_MAX)
+		return -EINVAL;
+
+	mutex_lock(&rdev->clients_lock);
+	list_for_each_entry(client, &rdev->clients, link) {
+		char __user *slot;
+
+		if (!all && !uid_eq(client->uid, current_uid()))
+			continue;
+		if (visible < args->count) {
+			slot = uptr + (size_t)visible * args->entry_size;
+			rbln_client_describe(client, file->driver_priv, &entry);
+			if (copy_to_user(slot, &entry, sizeof(entry)) ||
+			    clear_user(slot + sizeof(entry), args->entry_size - sizeof(entry))) {
+				ret = -EFAULT;
+				break;
+			}
+		}
+		visible++;
+	}
+	mutex_unlock(&rdev->clients_lock);
+	if (!ret)
+		args->count = visible;
+	return ret;
+}

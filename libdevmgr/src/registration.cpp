@@ -1,0 +1,99 @@
+// Exclusive acquisition of devices and registration of logical devices, with
+// errors that say who holds an NPU and whether that holder is stale.
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "device_state.h"
+#include "rbln_drm.h"
+
+namespace rbln {
+
+using detail::fail;
+
+std::vector<ClientInfo> Device::clients() const
+{
+	std::vector<drm_rbln_client> entries(8);
+	drm_rbln_list_clients args{};
+	for (;;) {
+		args = {};
+		args.count = uint32_t(entries.size());
+		args.entries = reinterpret_cast<uintptr_t>(entries.data());
+		args.entry_size = sizeof(drm_rbln_client);
+		if (int err = state_->ioctl(DRM_IOCTL_RBLN_LIST_CLIENTS, &args))
+			fail(err, fmt::format("{}: cannot list clients: {}", name(), detail::errno_text(err)));
+		if (args.count <= entries.size())
+			break;
+		entries.resize(args.count);	// more opened meanwhile: ask again with room
+	}
+	std::vector<ClientInfo> out;
+	for (uint32_t i = 0; i < args.count; i++) {
+		const auto &e = entries[i];
+		out.push_back({e.client_id, e.creator_pid, e.uid,
+			       std::string(e.creator_comm, strnlen(e.creator_comm, sizeof(e.creator_comm))),
+			       bool(e.flags & DRM_RBLN_CLIENT_ACQUIRED), bool(e.flags & DRM_RBLN_CLIENT_STALE),
+			       bool(e.flags & DRM_RBLN_CLIENT_SELF), e.device_memory,
+			       std::chrono::nanoseconds(e.idle_ns)});
+	}
+	return out;
+}
+
+// "NPU 1 is held by PID 1234 (python3)", with staleness, for busy errors.
+static std::string holder_text(const Device &dev)
+{
+	for (const auto &c : dev.clients())
+		if (c.acquired && !c.self) {
+			std::string who = c.creator_pid ? fmt::format("PID {} ({})", c.creator_pid, c.creator_comm)
+							: fmt::format("a process of another PID namespace ({})",
+								      c.creator_comm);
+			if (c.stale)
+				return fmt::format("NPU {} is held by {}, which has exited: the holder is stale "
+						   "(its file lives on in another process; rbln-smi --reclaim "
+						   "frees it)", dev.info().index, who);
+			return fmt::format("NPU {} is held by {}", dev.info().index, who);
+		}
+	return fmt::format("NPU {} is held by another user's process (run rbln-smi as root to see "
+			   "which)", dev.info().index);
+}
+
+void Device::acquire()
+{
+	drm_rbln_acquire args{};
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_ACQUIRE, &args))
+		fail(err, err == EBUSY ? fmt::format("{}: {}", name(), holder_text(*this))
+				       : fmt::format("{}: cannot acquire: {}", name(), detail::errno_text(err)));
+}
+
+void Device::release()
+{
+	drm_rbln_acquire args{};
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_RELEASE, &args))
+		fail(err, fmt::format("{}: cannot release: {}", name(),
+				      err == EINVAL ? "this handle does not hold the device"
+						    : detail::errno_text(err)));
+}
+
+Registration Registration::acquire(unsigned logical_id, const std::vector<unsigned> &npus)
+{
+	std::vector<Device> taken;
+	for (unsigned npu : npus) {
+		try {
+			Device dev = Device::open(npu);
+			dev.acquire();
+			taken.push_back(std::move(dev));
+		} catch (const Error &e) {
+			// All or nothing: closing the devices taken so far releases them.
+			taken.clear();
+			throw Error(e.code(), e.sys_errno(),
+				    fmt::format("rbln_register_device_id failed for rbln:{} on physical NPU(s) "
+						"[{}] (rc=-{}); {}. Free the device(s) or adjust "
+						"RBLN_VISIBLE_DEVICES. No NPU stays acquired by this process.",
+						logical_id, fmt::join(npus, ","), e.sys_errno(), e.what()));
+		}
+	}
+	return Registration(std::move(taken));
+}
+
+} // namespace rbln
