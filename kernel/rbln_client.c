@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 
 #include "rbln_client.h"
 #include "rbln_compat.h"
@@ -170,6 +171,7 @@ static void rbln_client_describe(struct rbln_client *client, struct rbln_client 
 	out->uid = from_kuid_munged(current_user_ns(), client->uid);
 	out->flags = (client->rdev->owner == client ? DRM_RBLN_CLIENT_ACQUIRED : 0) |
 		     (rbln_client_stale(client) ? DRM_RBLN_CLIENT_STALE : 0) |
+		     (READ_ONCE(client->revoked) ? DRM_RBLN_CLIENT_REVOKED : 0) |
 		     (client == caller ? DRM_RBLN_CLIENT_SELF : 0);
 	out->device_memory = rbln_client_device_memory(client);
 	out->idle_ns = ktime_get_ns() - atomic64_read(&client->last_active_ns);
@@ -212,4 +214,67 @@ int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file 
 	if (!ret)
 		args->count = visible;
 	return ret;
+}
+
+/*
+ * Revokes @victim: no more jobs, no acquisition, no memory.  Its file may be
+ * closing meanwhile (the DRM core frees the handle table before our
+ * postclose), so only the device's own buffer list is walked; the handles
+ * stay, pointing at buffers without memory.  Returns the device memory freed.
+ */
+static u64 rbln_client_revoke(struct rbln_client *victim)
+{
+	struct rbln_device *rdev = victim->rdev;
+
+	WRITE_ONCE(victim->revoked, true);
+	rbln_client_drain_jobs(victim);
+
+	mutex_lock(&rdev->clients_lock);
+	if (rdev->owner == victim)
+		rdev->owner = NULL;
+	mutex_unlock(&rdev->clients_lock);
+
+	return rbln_mem_revoke_client(rdev, victim->id);
+}
+
+int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *caller = file->driver_priv, *victim = NULL, *client;
+	struct drm_rbln_reclaim *args = data;
+	bool force = args->flags & DRM_RBLN_RECLAIM_FORCE;
+	bool admin = capable(CAP_SYS_ADMIN);
+	int ret = 0;
+
+	if (args->flags & ~DRM_RBLN_RECLAIM_FORCE || args->reserved)
+		return -EINVAL;
+	if (force && !admin)
+		return -EPERM;
+
+	mutex_lock(&rdev->clients_lock);
+	list_for_each_entry(client, &rdev->clients, link)
+		if (client->id == args->client_id &&
+		    (admin || uid_eq(client->uid, current_uid()))) {
+			victim = client;
+			break;
+		}
+	if (!victim)
+		ret = -ENOENT;	/* another user's clients are invisible to non-admins */
+	else if (victim == caller)
+		ret = -EINVAL;
+	else if (READ_ONCE(victim->revoked))
+		ret = -EALREADY;
+	else if (!force && !rbln_client_stale(victim))
+		ret = -EBUSY;
+	if (!ret)
+		kref_get(&victim->ref);		/* it may close while we revoke */
+	mutex_unlock(&rdev->clients_lock);
+	if (ret)
+		return ret;
+
+	args->freed_bytes = rbln_client_revoke(victim);
+	drm_info(drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n", victim->id,
+		 pid_nr(victim->creator), victim->creator_comm, args->freed_bytes);
+	rbln_client_put(victim);
+	return 0;
 }

@@ -29,6 +29,7 @@ struct rbln_client {
 	char creator_comm[TASK_COMM_LEN];
 	kuid_t uid;
 	atomic64_t last_active_ns;
+	bool revoked;			/* reclaimed: rbln ioctls fail with -ENODEV */
 
 	/* Jobs (rbln_job.c). */
 	struct mutex lock;		/* seqno and jobs */
@@ -49,6 +50,7 @@ void rbln_client_touch(struct rbln_client *client);
 int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* rbln_job.c: cancel queued jobs, wait for running ones, forget the rest. */
 void rbln_client_drain_jobs(struct rbln_client *client);

@@ -65,6 +65,8 @@ struct rbln_device {
 	atomic_t status;		/* enum drm_rbln_status */
 	struct rbln_busy busy;
 	spinlock_t mem_lock;		/* makes capacity check + reserve atomic */
+	struct mutex bos_lock;		/* bos */
+	struct list_head bos;		/* buffers taking device memory (struct rbln_bo) */
 	atomic64_t next_address;	/* simulated device address space */
 	bool dying;			/* being removed: hung jobs give up */
 	struct mutex clients_lock;	/* clients, owner */

@@ -20,17 +20,44 @@
 #include "rbln_job.h"
 #include "sim/rbln_sim.h"
 
+/*
+ * Every rbln ioctl goes through a check that the calling client was not
+ * reclaimed: a revoked file gets -ENODEV from then on.
+ */
+#define RBLN_IOCTL_CHECKED(func)							\
+static int func##_checked(struct drm_device *drm, void *data, struct drm_file *file) \
+{										\
+	struct rbln_client *client = file->driver_priv;				\
+										\
+	return READ_ONCE(client->revoked) ? -ENODEV : func(drm, data, file);	\
+}
+RBLN_IOCTL_CHECKED(rbln_ioctl_get_param)
+RBLN_IOCTL_CHECKED(rbln_ioctl_device_info)
+RBLN_IOCTL_CHECKED(rbln_ioctl_bo_create)
+RBLN_IOCTL_CHECKED(rbln_ioctl_bo_info)
+RBLN_IOCTL_CHECKED(rbln_ioctl_submit)
+RBLN_IOCTL_CHECKED(rbln_ioctl_wait)
+RBLN_IOCTL_CHECKED(rbln_ioctl_client_usage)
+RBLN_IOCTL_CHECKED(rbln_ioctl_acquire)
+RBLN_IOCTL_CHECKED(rbln_ioctl_release)
+RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
+RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
+
+#define RBLN_IOCTL_DEF(name, func) \
+	DRM_IOCTL_DEF_DRV(name, func##_checked, DRM_RENDER_ALLOW)
+
 static const struct drm_ioctl_desc rbln_ioctls[] = {
-	DRM_IOCTL_DEF_DRV(RBLN_GET_PARAM, rbln_ioctl_get_param, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_DEVICE_INFO, rbln_ioctl_device_info, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_BO_CREATE, rbln_ioctl_bo_create, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_BO_INFO, rbln_ioctl_bo_info, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_SUBMIT, rbln_ioctl_submit, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_WAIT, rbln_ioctl_wait, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_CLIENT_USAGE, rbln_ioctl_client_usage, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_ACQUIRE, rbln_ioctl_acquire, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_RELEASE, rbln_ioctl_release, DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(RBLN_LIST_CLIENTS, rbln_ioctl_list_clients, DRM_RENDER_ALLOW),
+	RBLN_IOCTL_DEF(RBLN_GET_PARAM, rbln_ioctl_get_param),
+	RBLN_IOCTL_DEF(RBLN_DEVICE_INFO, rbln_ioctl_device_info),
+	RBLN_IOCTL_DEF(RBLN_BO_CREATE, rbln_ioctl_bo_create),
+	RBLN_IOCTL_DEF(RBLN_BO_INFO, rbln_ioctl_bo_info),
+	RBLN_IOCTL_DEF(RBLN_SUBMIT, rbln_ioctl_submit),
+	RBLN_IOCTL_DEF(RBLN_WAIT, rbln_ioctl_wait),
+	RBLN_IOCTL_DEF(RBLN_CLIENT_USAGE, rbln_ioctl_client_usage),
+	RBLN_IOCTL_DEF(RBLN_ACQUIRE, rbln_ioctl_acquire),
+	RBLN_IOCTL_DEF(RBLN_RELEASE, rbln_ioctl_release),
+	RBLN_IOCTL_DEF(RBLN_LIST_CLIENTS, rbln_ioctl_list_clients),
+	RBLN_IOCTL_DEF(RBLN_RECLAIM, rbln_ioctl_reclaim),
 };
 
 static const struct file_operations rbln_fops = {
@@ -233,6 +260,8 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rbln_busy_init(&rdev->busy);
 	spin_lock_init(&rdev->mem_lock);
 	mutex_init(&rdev->clients_lock);
+	mutex_init(&rdev->bos_lock);
+	INIT_LIST_HEAD(&rdev->bos);
 	INIT_LIST_HEAD(&rdev->clients);
 	rdev->owner = NULL;
 	atomic64_set(&rdev->next_address, 0);
@@ -294,6 +323,7 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_acquire) != 8);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client) != 56);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_list_clients) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_reclaim) != 24);
 
 	rbln_debugfs_init();
 	ret = rbln_sim_init();

@@ -40,7 +40,9 @@ int rbln_bo_place(struct rbln_bo *bo)
 	int ret = 0;
 
 	mutex_lock(&bo->lock);
-	if (!bo->vaddr) {
+	if (bo->revoked) {
+		ret = -ENODEV;
+	} else if (!bo->vaddr) {
 		/*
 		 * Zeroed, like fresh device memory.  A host short of memory is
 		 * an ENOMEM for the caller, not a warning in the kernel log.
@@ -55,6 +57,29 @@ int rbln_bo_place(struct rbln_bo *bo)
 	}
 	mutex_unlock(&bo->lock);
 	return ret;
+}
+
+u64 rbln_bo_revoke(struct rbln_bo *bo)
+{
+	struct rbln_device *rdev = bo_rdev(bo);
+	u64 freed = 0;
+
+	mutex_lock(&bo->lock);
+	bo->revoked = true;
+	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
+	if (bo->vaddr && !bo->pages) {
+		vfree(bo->vaddr);
+		bo->vaddr = NULL;
+		if (bo->accounted)
+			rbln_mem_placed(rdev, bo->chiplet, -(s64)bo->base.size);
+	}
+	if (bo->accounted) {
+		rbln_mem_unreserve(rdev, bo->chiplet, bo->base.size);
+		bo->accounted = false;
+		freed = bo->base.size;
+	}
+	mutex_unlock(&bo->lock);
+	return freed;
 }
 
 static void rbln_bo_free(struct drm_gem_object *obj)
@@ -73,6 +98,11 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 	}
 	if (bo->accounted)
 		rbln_mem_unreserve(rdev, bo->chiplet, obj->size);
+	if (!list_empty(&bo->link)) {
+		mutex_lock(&rdev->bos_lock);
+		list_del(&bo->link);
+		mutex_unlock(&rdev->bos_lock);
+	}
 	drm_gem_object_release(obj);
 	mutex_destroy(&bo->lock);
 	kfree(bo);
@@ -83,14 +113,18 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	struct rbln_bo *bo = to_rbln_bo(vma->vm_private_data);
 	unsigned long offset = vmf->address - vma->vm_start;
-	struct page *page;
+	vm_fault_t ret = 0;
 
-	if (!bo->vaddr || offset >= bo->base.size)
-		return VM_FAULT_SIGBUS;
-	page = vmalloc_to_page(bo->vaddr + offset);
-	get_page(page);
-	vmf->page = page;
-	return 0;
+	/* The lock keeps a reclaim from freeing the backing under us. */
+	mutex_lock(&bo->lock);
+	if (!bo->vaddr || offset >= bo->base.size) {
+		ret = VM_FAULT_SIGBUS;
+	} else {
+		vmf->page = vmalloc_to_page(bo->vaddr + offset);
+		get_page(vmf->page);
+	}
+	mutex_unlock(&bo->lock);
+	return ret;
 }
 
 static const struct vm_operations_struct rbln_bo_vm_ops = {
@@ -175,6 +209,7 @@ static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags
 		return ERR_PTR(-ENOMEM);
 	bo->flags = flags;
 	bo->chiplet = chiplet;
+	INIT_LIST_HEAD(&bo->link);
 	mutex_init(&bo->lock);
 	bo->base.funcs = &rbln_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->base, size);
@@ -225,6 +260,12 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 		return PTR_ERR(bo);
 	}
 	bo->accounted = !host;	/* from here on, freeing the buffer unreserves */
+	bo->client_id = ((struct rbln_client *)file->driver_priv)->id;
+	if (!host) {
+		mutex_lock(&rdev->bos_lock);
+		list_add_tail(&bo->link, &rdev->bos);
+		mutex_unlock(&rdev->bos_lock);
+	}
 
 	rbln_client_touch(file->driver_priv);
 	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;

@@ -3,6 +3,7 @@
 #ifndef RBLN_GEM_H
 #define RBLN_GEM_H
 
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <drm/drm_gem.h>
 
@@ -18,6 +19,9 @@ struct rbln_bo {
 	struct page **pages;		/* imported buffers: the exporter's pages */
 	struct sg_table *sgt;		/* imported buffers: the mapping to give back */
 	bool accounted;			/* holds a capacity reservation */
+	bool revoked;			/* reclaimed: no backing, CPU access faults */
+	u64 client_id;			/* the client that created it */
+	struct list_head link;		/* in rdev->bos, while it takes device memory */
 };
 
 static inline struct rbln_bo *to_rbln_bo(struct drm_gem_object *obj)
@@ -33,6 +37,13 @@ static inline bool rbln_bo_is_host(const struct rbln_bo *bo)
 /* True if @bo is device memory that lives (also) on @chiplet. */
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet);
 
+/*
+ * Takes the memory away from a buffer whose client is reclaimed: CPU
+ * mappings are zapped, backing and accounting freed.  Returns the device
+ * memory freed.
+ */
+u64 rbln_bo_revoke(struct rbln_bo *bo);
+
 /* Gives @bo its backing if it has none yet: the lazy placement. */
 int rbln_bo_place(struct rbln_bo *bo);
 
@@ -44,5 +55,7 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 int rbln_mem_reserve(struct rbln_device *rdev, u32 chiplet, u64 size);
 void rbln_mem_unreserve(struct rbln_device *rdev, u32 chiplet, u64 size);
 void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta);
+/* Revokes the buffers only client @client_id holds; returns the bytes freed. */
+u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id);
 
 #endif /* RBLN_GEM_H */

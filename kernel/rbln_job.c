@@ -468,10 +468,10 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 
 	WRITE_ONCE(client->closing, true);
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
-	xa_for_each(&client->jobs, seqno, job) {
-		xa_erase(&client->jobs, seqno);
-		rbln_job_put(job);
-	}
+	/* Revoke and close may drain at once: whoever erases a job puts it. */
+	xa_for_each(&client->jobs, seqno, job)
+		if (xa_erase(&client->jobs, seqno) == job)
+			rbln_job_put(job);
 }
 
 int rbln_engines_init(struct rbln_device *rdev)

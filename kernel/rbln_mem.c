@@ -6,6 +6,8 @@
  * buffer is spread page by page over the chiplets, leftover pages on chiplet 0.
  */
 #include <linux/math64.h>
+#include <linux/slab.h>
+#include <drm/drm_gem.h>
 
 #include "rbln_device.h"
 #include "rbln_gem.h"
@@ -62,4 +64,36 @@ void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta)
 
 		atomic64_add(delta < 0 ? -share : share, &rdev->chiplets[i].memory_placed);
 	}
+}
+
+/* Only @client_id holds it and it is not shared: a reclaim may take it. */
+static bool rbln_bo_exclusive(const struct rbln_bo *bo)
+{
+	return bo->base.handle_count <= 1 && !bo->base.dma_buf && !bo->base.import_attach;
+}
+
+u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id)
+{
+	struct rbln_bo *bo, **victims;
+	unsigned int n = 0, i;
+	u64 freed = 0;
+
+	mutex_lock(&rdev->bos_lock);
+	list_for_each_entry(bo, &rdev->bos, link)
+		n++;
+	victims = kvcalloc(n, sizeof(*victims), GFP_KERNEL);
+	n = 0;
+	if (victims)
+		list_for_each_entry(bo, &rdev->bos, link)
+			if (bo->client_id == client_id && rbln_bo_exclusive(bo) &&
+			    kref_get_unless_zero(&bo->base.refcount))
+				victims[n++] = bo;
+	mutex_unlock(&rdev->bos_lock);
+
+	for (i = 0; i < n; i++) {
+		freed += rbln_bo_revoke(victims[i]);
+		drm_gem_object_put(&victims[i]->base);
+	}
+	kvfree(victims);
+	return freed;
 }

@@ -27,9 +27,9 @@ AbiVerdict check_abi(uint32_t built, std::optional<uint32_t> driver_version,
 
 namespace detail {
 
-bool skip_abi_check()
+bool env_flag(const char *name)
 {
-	const char *v = std::getenv("RBLN_SKIP_ABI_CHECK");
+	const char *v = std::getenv(name);
 	if (!v)
 		return false;
 	for (const char *yes : {"1", "on", "true", "yes"})
@@ -46,7 +46,7 @@ void warn(const std::string &message)
 // Called by Device::open once the node answered.
 void check_device_abi(const DeviceState &dev)
 {
-	if (skip_abi_check()) {
+	if (env_flag("RBLN_SKIP_ABI_CHECK")) {
 		warn(fmt::format("RBLN_SKIP_ABI_CHECK is set: not checking {} against this library; an "
 				 "incompatible driver may fail in unexpected ways", dev.info.node));
 		return;

@@ -29,6 +29,8 @@ std::string errno_text(int err);
 const char *engine_name(Engine engine);
 std::string bytes_text(uint64_t bytes);	// "16 MiB", "1.5 GiB", "4095 B"
 
+// A switch variable: set to 1, ON, TRUE or YES (any case).
+bool env_flag(const char *name);
 void warn(const std::string &message);	// "libdevmgr: warning: ..." on stderr
 void check_device_abi(const DeviceState &dev);	// throws Errc::abi_mismatch
 

@@ -34,7 +34,8 @@ std::vector<ClientInfo> Device::clients() const
 		out.push_back({e.client_id, e.creator_pid, e.uid,
 			       std::string(e.creator_comm, strnlen(e.creator_comm, sizeof(e.creator_comm))),
 			       bool(e.flags & DRM_RBLN_CLIENT_ACQUIRED), bool(e.flags & DRM_RBLN_CLIENT_STALE),
-			       bool(e.flags & DRM_RBLN_CLIENT_SELF), e.device_memory,
+			       bool(e.flags & DRM_RBLN_CLIENT_SELF), bool(e.flags & DRM_RBLN_CLIENT_REVOKED),
+			       e.device_memory,
 			       std::chrono::nanoseconds(e.idle_ns)});
 	}
 	return out;
@@ -66,6 +67,24 @@ void Device::acquire()
 				       : fmt::format("{}: cannot acquire: {}", name(), detail::errno_text(err)));
 }
 
+uint64_t Device::reclaim(uint64_t client_id, bool force)
+{
+	drm_rbln_reclaim args{};
+	args.client_id = client_id;
+	args.flags = force ? DRM_RBLN_RECLAIM_FORCE : 0;
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_RECLAIM, &args)) {
+		const char *why = err == EBUSY    ? "it is not stale (its process is alive); force "
+						    "needs root"
+				  : err == ENOENT ? "no such client visible to this user"
+				  : err == EPERM  ? "only root may force a reclaim"
+				  : err == EINVAL ? "that is this handle's own client"
+						  : "";
+		fail(err, fmt::format("{}: cannot reclaim client {}: {}", name(), client_id,
+				      *why ? why : detail::errno_text(err).c_str()));
+	}
+	return args.freed_bytes;
+}
+
 void Device::release()
 {
 	drm_rbln_acquire args{};
@@ -75,13 +94,36 @@ void Device::release()
 						    : detail::errno_text(err)));
 }
 
+// RBLN_RECLAIM_STALE: a stale holder is reclaimed, and said so.
+static bool reclaim_stale_holder(Device &dev)
+{
+	if (!detail::env_flag("RBLN_RECLAIM_STALE"))
+		return false;
+	for (const auto &c : dev.clients())
+		if (c.acquired && !c.self && c.stale) {
+			uint64_t freed = dev.reclaim(c.client_id);
+			detail::warn(fmt::format("{}: reclaimed the stale holder of NPU {} (client {} of "
+						 "exited PID {} ({}), {} freed) because RBLN_RECLAIM_STALE "
+						 "is set", dev.name(), dev.info().index, c.client_id,
+						 c.creator_pid, c.creator_comm, detail::bytes_text(freed)));
+			return true;
+		}
+	return false;
+}
+
 Registration Registration::acquire(unsigned logical_id, const std::vector<unsigned> &npus)
 {
 	std::vector<Device> taken;
 	for (unsigned npu : npus) {
 		try {
 			Device dev = Device::open(npu);
-			dev.acquire();
+			try {
+				dev.acquire();
+			} catch (const Error &e) {
+				if (e.code() != Errc::busy || !reclaim_stale_holder(dev))
+					throw;
+				dev.acquire();
+			}
 			taken.push_back(std::move(dev));
 		} catch (const Error &e) {
 			// All or nothing: closing the devices taken so far releases them.

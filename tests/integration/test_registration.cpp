@@ -2,6 +2,7 @@
 // registration of logical devices, against the real module.
 #include <csignal>
 #include <functional>
+#include <memory>
 
 #include <grp.h>
 #include <sys/ioctl.h>
@@ -28,6 +29,16 @@ int release(int fd)
 {
 	drm_rbln_acquire a{};
 	return ioctl(fd, DRM_IOCTL_RBLN_RELEASE, &a) ? errno : 0;
+}
+
+std::string error_of_reclaim(rbln::Device &dev, uint64_t client_id)
+{
+	try {
+		dev.reclaim(client_id);
+	} catch (const rbln::Error &e) {
+		return e.what();
+	}
+	return {};
 }
 
 std::optional<rbln::ClientInfo> holder(unsigned npu)
@@ -136,52 +147,206 @@ TEST(Registration, AllOrNothing)
 	EXPECT_TRUE(holder(1) && holder(1)->creator_pid == unsigned(getpid()));
 }
 
-TEST(Registration, StaleHolderIsNamedAsSuch)
+namespace {
+
+// A stale holder of NPU 1: a process acquires it, allocates and maps
+// @bytes, forks an orphan that keeps the file (and the mapping), and is
+// killed.  On command the orphan reports what its next ioctl returned and
+// whether touching its mapping raised SIGBUS.
+struct StaleHolder {
+	pid_t creator = 0, orphan = 0;
+	int commands = -1, results = -1;
+
+	// Asks the orphan to try its file and its mapping; returns {ioctl errno, 'B' on SIGBUS}.
+	std::pair<int, char> probe() const
+	{
+		(void)!write(commands, "x", 1);
+		char err = 0, bus = 0;
+		(void)!read(results, &err, 1);
+		(void)!read(results, &bus, 1);
+		return {err, bus};
+	}
+	~StaleHolder()
+	{
+		if (orphan > 0)
+			kill(orphan, SIGKILL);
+		close(commands);
+		close(results);
+	}
+};
+
+int g_results_fd = -1;
+
+std::unique_ptr<StaleHolder> make_stale_holder(uint64_t bytes)
 {
-	// A process acquires NPU 1, allocates, hands the file to a child by
-	// fork and is killed: the file lives on in the child.
-	int ready[2];
-	ASSERT_EQ(pipe(ready), 0);
-	pid_t parent = fork();
-	if (parent == 0) {
+	int ready[2], commands[2], results[2];
+	if (pipe(ready) || pipe(commands) || pipe(results))
+		return nullptr;
+	auto h = std::make_unique<StaleHolder>();
+	h->creator = fork();
+	if (h->creator == 0) {
 		auto dev = rbln::Device::open(1);
 		dev.acquire();
-		auto buf = dev.allocate(2 << 20, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
-		if (fork() == 0) {	// the child keeps the fd and says who it is
-			close(ready[0]);
+		auto buf = dev.allocate(bytes, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
+		volatile std::byte *p = buf.map().data();
+		if (fork() == 0) {
+			g_results_fd = results[1];
+			signal(SIGBUS, [](int) {
+				char b = 'B';
+				(void)!write(g_results_fd, &b, 1);
+				_exit(0);
+			});
 			pid_t self = getpid();
 			(void)!write(ready[1], &self, sizeof(self));
-			for (;;)
-				pause();
+			char cmd;
+			while (read(commands[0], &cmd, 1) == 1) {
+				drm_rbln_device_info info{};
+				char err = ioctl(dev.fd(), DRM_IOCTL_RBLN_DEVICE_INFO, &info) ? char(errno) : 0;
+				(void)!write(results[1], &err, 1);
+				(void)p[0];	// SIGBUS once reclaimed
+				char none = '-';
+				(void)!write(results[1], &none, 1);
+			}
+			_exit(0);
 		}
 		for (;;)
 			pause();
 	}
 	close(ready[1]);
-	pid_t orphan = 0;
-	ASSERT_EQ(read(ready[0], &orphan, sizeof(orphan)), ssize_t(sizeof(orphan)));
+	close(commands[0]);
+	close(results[1]);
+	h->commands = commands[1];
+	h->results = results[0];
+	if (read(ready[0], &h->orphan, sizeof(h->orphan)) != ssize_t(sizeof(h->orphan)))
+		return nullptr;
 	close(ready[0]);
-	kill_and_reap(parent);
+	kill_and_reap(h->creator);
+	return h;
+}
 
+} // namespace
+
+TEST(Registration, StaleHolderIsNamedAsSuch)
+{
+	auto stale = make_stale_holder(2 << 20);
+	ASSERT_TRUE(stale);
 	auto h = holder(1);
 	ASSERT_TRUE(h);
 	EXPECT_TRUE(h->stale);
-	EXPECT_EQ(h->creator_pid, unsigned(parent));
+	EXPECT_EQ(h->creator_pid, unsigned(stale->creator));
 	EXPECT_EQ(h->device_memory, 2u << 20);
 
 	try {
 		rbln::Registration::acquire(3, {1});
 		ADD_FAILURE() << "registered over a stale holder";
 	} catch (const rbln::Error &e) {
-		EXPECT_NE(std::string(e.what()).find("NPU 1 is held by PID " + std::to_string(parent) +
+		EXPECT_NE(std::string(e.what()).find("NPU 1 is held by PID " + std::to_string(stale->creator) +
 						     " (rbln_integratio), which has exited: the holder is "
 						     "stale"), std::string::npos) << e.what();
 	}
 
 	// Killing the process that holds the file releases everything.
-	kill(orphan, SIGKILL);
+	kill(stale->orphan, SIGKILL);
 	for (int i = 0; i < 100 && holder(1); i++)
 		usleep(20000);
 	EXPECT_FALSE(holder(1));
 	EXPECT_NO_THROW(rbln::Registration::acquire(3, {1}));
+}
+
+TEST(Reclaim, FreesAStaleClientAndCutsItOff)
+{
+	auto dev = rbln::Device::open(1);
+	const uint64_t baseline = dev.memory().used;
+	auto stale = make_stale_holder(3 << 20);
+	ASSERT_TRUE(stale);
+	EXPECT_EQ(dev.memory().used, baseline + (3 << 20));
+	auto h = holder(1);
+	ASSERT_TRUE(h && h->stale);
+
+	EXPECT_EQ(dev.reclaim(h->client_id), 3u << 20);
+	EXPECT_EQ(dev.memory().used, baseline) << "memory back to baseline";
+	EXPECT_EQ(dev.memory().placed, 0u);
+	EXPECT_FALSE(holder(1)) << "the acquisition is gone";
+	bool listed_revoked = false;
+	for (const auto &c : dev.clients())
+		listed_revoked |= c.client_id == h->client_id && c.revoked;
+	EXPECT_TRUE(listed_revoked);
+
+	auto [err, bus] = stale->probe();
+	EXPECT_EQ(err, ENODEV) << "the revoked file's calls fail";
+	EXPECT_EQ(bus, 'B') << "its mapping raises SIGBUS";
+	stale->orphan = 0;	// it exited in its SIGBUS handler
+
+	auto msg = error_of_reclaim(dev, h->client_id);
+	EXPECT_NE(msg.find("cannot reclaim client"), std::string::npos);
+	EXPECT_NO_THROW(rbln::Registration::acquire(0, {1}));
+}
+
+TEST(Reclaim, OnlyStaleClientsUnlessForcedByRoot)
+{
+	auto dev = rbln::Device::open(1);
+	auto live = rbln::Device::open(1);
+	const uint64_t live_id = live.usage().client_id;
+	try {
+		dev.reclaim(live_id);
+		ADD_FAILURE() << "reclaimed a live client";
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), rbln::Errc::busy);
+		EXPECT_NE(std::string(e.what()).find("it is not stale"), std::string::npos) << e.what();
+	}
+	try {
+		dev.reclaim(dev.usage().client_id);
+		ADD_FAILURE() << "reclaimed itself";
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), rbln::Errc::invalid_argument);
+	}
+	try {
+		dev.reclaim(1ull << 60);
+		ADD_FAILURE() << "reclaimed a client that does not exist";
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), rbln::Errc::not_found);
+	}
+	EXPECT_EQ(dev.reclaim(live_id, true), 0u) << "root may force";
+	uint64_t v = 0;
+	EXPECT_EQ(get_param(live.fd(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
+
+	// Another user can neither see nor force root's clients.
+	struct group *grp = getgrnam("rbln");
+	ASSERT_NE(grp, nullptr);
+	Fd root_file = open_node(sim_device(1)->node);
+	drm_rbln_client_usage u{};
+	ASSERT_EQ(ioctl(root_file.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &u), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		gid_t g = grp->gr_gid;
+		if (setgroups(1, &g) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		auto mine = rbln::Device::open(1);
+		auto code = [&](bool force) {
+			try {
+				mine.reclaim(u.client_id, force);
+			} catch (const rbln::Error &e) {
+				return e.code();
+			}
+			return rbln::Errc::ok;
+		};
+		_exit(code(false) == rbln::Errc::not_found && code(true) == rbln::Errc::permission ? 0 : 1);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(Reclaim, RegistrationReclaimsStaleHoldersWhenAskedTo)
+{
+	auto stale = make_stale_holder(1 << 20);
+	ASSERT_TRUE(stale);
+	setenv("RBLN_RECLAIM_STALE", "on", 1);
+	testing::internal::CaptureStderr();
+	std::optional<rbln::Registration> reg;
+	EXPECT_NO_THROW(reg.emplace(rbln::Registration::acquire(0, {0, 1})));
+	std::string err = testing::internal::GetCapturedStderr();
+	unsetenv("RBLN_RECLAIM_STALE");
+	EXPECT_NE(err.find("reclaimed the stale holder of NPU 1 (client "), std::string::npos) << err;
+	EXPECT_NE(err.find("of exited PID " + std::to_string(stale->creator)), std::string::npos) << err;
 }

@@ -120,6 +120,11 @@ TEST(UapiAbi, ClientListLayouts)
 	EXPECT_FIELD(drm_rbln_client, device_memory, 24);
 	EXPECT_FIELD(drm_rbln_client, idle_ns, 32);
 	EXPECT_FIELD(drm_rbln_client, creator_comm, 40);
+	EXPECT_EQ(sizeof(drm_rbln_reclaim), 24u);
+	EXPECT_FIELD(drm_rbln_reclaim, client_id, 0);
+	EXPECT_FIELD(drm_rbln_reclaim, flags, 8);
+	EXPECT_FIELD(drm_rbln_reclaim, reserved, 12);
+	EXPECT_FIELD(drm_rbln_reclaim, freed_bytes, 16);
 	EXPECT_EQ(sizeof(drm_rbln_list_clients), 24u);
 	EXPECT_FIELD(drm_rbln_list_clients, flags, 0);
 	EXPECT_FIELD(drm_rbln_list_clients, count, 4);
@@ -140,6 +145,7 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_RELEASE, 0xc0086448ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449ul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_RECLAIM, 0xc018644aul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)

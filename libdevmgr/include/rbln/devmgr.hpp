@@ -121,6 +121,7 @@ struct ClientInfo {
 	bool acquired;		// holds the device
 	bool stale;		// its creator has exited but the file lives on
 	bool self;		// this Device's own file
+	bool revoked;		// reclaimed
 	uint64_t device_memory;
 	std::chrono::nanoseconds idle;
 };
@@ -206,6 +207,9 @@ public:
 	void release();
 	// Open files of the device: all of them as root, else the caller's user's.
 	std::vector<ClientInfo> clients() const;
+	// Revokes a stale client (force: any client, root only); returns the
+	// device memory freed.  Its file then gets ENODEV, its mappings SIGBUS.
+	uint64_t reclaim(uint64_t client_id, bool force = false);
 
 	Buffer allocate(uint64_t size, Placement placement = Placement::on_chiplet(0),
 			AllocMode mode = AllocMode::lazy);
@@ -228,6 +232,7 @@ private:
 
 // A logical device registered for this process: every physical NPU of it
 // acquired, all or nothing.  Released when destroyed (or when the process dies).
+// With RBLN_RECLAIM_STALE=1 (ON/TRUE/YES) a stale holder is reclaimed first.
 class Registration {
 public:
 	// @logical_id names the logical device in messages ("rbln:<id>").

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		4
+#define DRM_RBLN_UAPI_VERSION		5
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -42,6 +42,7 @@ extern "C" {
 #define DRM_RBLN_ACQUIRE		0x07
 #define DRM_RBLN_RELEASE		0x08
 #define DRM_RBLN_LIST_CLIENTS		0x09
+#define DRM_RBLN_RECLAIM		0x0a
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -63,6 +64,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RELEASE, struct drm_rbln_acquire)
 #define DRM_IOCTL_RBLN_LIST_CLIENTS \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_LIST_CLIENTS, struct drm_rbln_list_clients)
+#define DRM_IOCTL_RBLN_RECLAIM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RECLAIM, struct drm_rbln_reclaim)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -284,6 +287,7 @@ struct drm_rbln_acquire {
 #define DRM_RBLN_CLIENT_ACQUIRED	(1U << 0)	/* holds the device */
 #define DRM_RBLN_CLIENT_STALE		(1U << 1)	/* the process that opened it has exited */
 #define DRM_RBLN_CLIENT_SELF		(1U << 2)	/* the caller's own file */
+#define DRM_RBLN_CLIENT_REVOKED		(1U << 3)	/* reclaimed: its calls fail with -ENODEV */
 
 /* One open file of the device, as DRM_IOCTL_RBLN_LIST_CLIENTS reports it. */
 struct drm_rbln_client {
@@ -311,6 +315,27 @@ struct drm_rbln_list_clients {
 	__u64 entries;		/* in: pointer to the array */
 	__u32 entry_size;	/* in: sizeof(struct drm_rbln_client) of the caller */
 	__u32 reserved;		/* in: must be 0 */
+};
+
+/* drm_rbln_reclaim.flags */
+#define DRM_RBLN_RECLAIM_FORCE		(1U << 0)	/* also a client that is not stale (CAP_SYS_ADMIN) */
+
+/*
+ * DRM_IOCTL_RBLN_RECLAIM: revoke another client: its queued jobs are
+ * cancelled, its acquisition dropped, the buffers only it holds unmapped
+ * (later CPU access: SIGBUS) and freed, its handles deleted, and every later
+ * rbln ioctl on its file fails with -ENODEV.  Buffers it shares through
+ * PRIME stay with the other holders.  Callers with CAP_SYS_ADMIN may
+ * reclaim any client, others only their own user's.  -ENOENT: no such
+ * client; -EPERM: not allowed (or FORCE without CAP_SYS_ADMIN); -EBUSY: the
+ * client is not stale and FORCE was not given; -EINVAL: the caller's own
+ * client, unknown flags or reserved set; -EALREADY: already revoked.
+ */
+struct drm_rbln_reclaim {
+	__u64 client_id;	/* in */
+	__u32 flags;		/* in: DRM_RBLN_RECLAIM_* */
+	__u32 reserved;		/* in: must be 0 */
+	__u64 freed_bytes;	/* out: device memory returned */
 };
 
 #if defined(__cplusplus)
