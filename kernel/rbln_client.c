@@ -20,6 +20,7 @@
 #include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
+#include "rbln_events.h"
 #include "rbln_gem.h"
 
 #define RBLN_CLIENT_ENTRY_MAX	4096
@@ -37,6 +38,27 @@ static void rbln_client_release(struct kref *ref)
 void rbln_client_put(struct rbln_client *client)
 {
 	kref_put(&client->ref, rbln_client_release);
+}
+
+static void rbln_client_event(struct rbln_client *client, u32 type, u64 bytes)
+{
+	struct rbln_event ev = {
+		.type = type, .device = client->rdev->info.index,
+		.has = RBLN_EV_CLIENT | (type == RBLN_GENL_EVENT_RECLAIMED ? RBLN_EV_BYTES : 0),
+		.client = client->id, .pid = pid_nr(client->creator), .bytes = bytes,
+	};
+
+	rbln_event_send(&ev);
+}
+
+/* Drops the device's acquisition if @client holds it; clients_lock held. */
+static void rbln_client_drop_acquisition(struct rbln_client *client)
+{
+	lockdep_assert_held(&client->rdev->clients_lock);
+	if (client->rdev->owner != client)
+		return;
+	client->rdev->owner = NULL;
+	rbln_client_event(client, RBLN_GENL_EVENT_RELEASED, 0);
 }
 
 void rbln_client_touch(struct rbln_client *client)
@@ -94,8 +116,7 @@ void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 
 	rbln_client_drain_jobs(client);
 	mutex_lock(&rdev->clients_lock);
-	if (rdev->owner == client)
-		rdev->owner = NULL;
+	rbln_client_drop_acquisition(client);
 	list_del(&client->link);
 	mutex_unlock(&rdev->clients_lock);
 	rbln_client_put(client);
@@ -112,10 +133,12 @@ int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file
 		return -EINVAL;
 	rbln_client_touch(client);
 	mutex_lock(&rdev->clients_lock);
-	if (rdev->owner && rdev->owner != client)
+	if (rdev->owner && rdev->owner != client) {
 		ret = -EBUSY;
-	else
+	} else if (!rdev->owner) {
 		rdev->owner = client;
+		rbln_client_event(client, RBLN_GENL_EVENT_ACQUIRED, 0);
+	}
 	mutex_unlock(&rdev->clients_lock);
 	return ret;
 }
@@ -131,7 +154,7 @@ int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file
 		return -EINVAL;
 	mutex_lock(&rdev->clients_lock);
 	if (rdev->owner == client)
-		rdev->owner = NULL;
+		rbln_client_drop_acquisition(client);
 	else
 		ret = -EINVAL;
 	mutex_unlock(&rdev->clients_lock);
@@ -230,8 +253,7 @@ static u64 rbln_client_revoke(struct rbln_client *victim)
 	rbln_client_drain_jobs(victim);
 
 	mutex_lock(&rdev->clients_lock);
-	if (rdev->owner == victim)
-		rdev->owner = NULL;
+	rbln_client_drop_acquisition(victim);
 	mutex_unlock(&rdev->clients_lock);
 
 	return rbln_mem_revoke_client(rdev, victim->id);
@@ -273,6 +295,7 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 		return ret;
 
 	args->freed_bytes = rbln_client_revoke(victim);
+	rbln_client_event(victim, RBLN_GENL_EVENT_RECLAIMED, args->freed_bytes);
 	drm_info(drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n", victim->id,
 		 pid_nr(victim->creator), victim->creator_comm, args->freed_bytes);
 	rbln_client_put(victim);

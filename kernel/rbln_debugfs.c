@@ -15,6 +15,7 @@
 #include <drm/drm_print.h>
 
 #include "rbln_device.h"
+#include "rbln_events.h"
 #include "rbln_job.h"
 
 static struct dentry *rbln_debugfs_root;
@@ -95,6 +96,9 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
 	if (kstrtouint(strim(buf), 0, &chiplet) || chiplet >= rdev->nr_chiplets)
 		return -EINVAL;
 	drm_info(&rdev->drm, "chiplet %u: uncorrectable memory error (injected)\n", chiplet);
+	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_MEMORY_ERROR,
+					      .device = rdev->info.index,
+					      .has = RBLN_EV_CHIPLET, .chiplet = chiplet });
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
 	return len;
 }

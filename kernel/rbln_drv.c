@@ -16,6 +16,7 @@
 #include "rbln_client.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
+#include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
 #include "sim/rbln_sim.h"
@@ -128,7 +129,7 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 
 u64 rbln_driver_capabilities(void)
 {
-	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA | DRM_RBLN_CAP_ACQUIRE |
+	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA | DRM_RBLN_CAP_ACQUIRE | DRM_RBLN_CAP_EVENTS |
 	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0) |
 	       (RBLN_HAVE_DRM_FDINFO ? DRM_RBLN_CAP_FDINFO : 0);
 }
@@ -203,6 +204,11 @@ void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status statu
 	snprintf(env_status, sizeof(env_status), "RBLN_STATUS=%s",
 		 rbln_status_name(status));
 	kobject_uevent_env(&rdev->parent->kobj, KOBJ_CHANGE, envp);
+	if (status == DRM_RBLN_STATUS_FAULT) {
+		struct rbln_event ev = { .type = RBLN_GENL_EVENT_FAULT, .device = rdev->info.index };
+
+		rbln_event_send(&ev);
+	}
 }
 
 static void rbln_chiplets_init(struct rbln_device *rdev)
@@ -280,6 +286,8 @@ struct rbln_device *rbln_device_create(struct device *parent,
 		goto err_sysfs;
 	rbln_debugfs_device_init(rdev);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
+	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_DEVICE_ADDED,
+					      .device = rdev->info.index });
 	return rdev;
 
 err_sysfs:
@@ -297,6 +305,8 @@ err_engines:
  */
 void rbln_device_destroy(struct rbln_device *rdev)
 {
+	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_DEVICE_REMOVED,
+					      .device = rdev->info.index });
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
 	/* Jobs stuck on a hung engine give up now rather than at their timeout. */
 	WRITE_ONCE(rdev->dying, true);
@@ -325,10 +335,15 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_list_clients) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_reclaim) != 24);
 
+	ret = rbln_events_init();
+	if (ret)
+		return ret;
 	rbln_debugfs_init();
 	ret = rbln_sim_init();
-	if (ret)
+	if (ret) {
 		rbln_debugfs_fini();
+		rbln_events_fini();
+	}
 	return ret;
 }
 
@@ -336,6 +351,7 @@ static void __exit rbln_exit(void)
 {
 	rbln_sim_exit();
 	rbln_debugfs_fini();
+	rbln_events_fini();
 }
 
 module_init(rbln_init);

@@ -27,6 +27,7 @@
 
 #include "rbln_compat.h"
 #include "rbln_device.h"
+#include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
 
@@ -103,6 +104,12 @@ static int rbln_job_wait_engine(struct rbln_job *job)
 		return 0;
 	WRITE_ONCE(engine->hung, false);
 	atomic_inc(&engine->resets);
+	rbln_event_send(&(struct rbln_event){
+		.type = RBLN_GENL_EVENT_JOB_TIMEOUT, .device = rdev->info.index,
+		.has = RBLN_EV_CHIPLET | RBLN_EV_ENGINE | RBLN_EV_CLIENT,
+		.chiplet = engine->chiplet->index, .engine = engine->kind,
+		.client = job->client->id, .pid = pid_nr(job->client->creator),
+	});
 	drm_info(&rdev->drm, "chiplet %u %s: job %llu timed out after %u ms, engine reset\n",
 		 engine->chiplet->index, rbln_engine_name(engine->kind), job->seqno,
 		 job_timeout_ms);

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		5
+#define DRM_RBLN_UAPI_VERSION		6
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -100,6 +100,7 @@ enum drm_rbln_engine {
 #define DRM_RBLN_CAP_DMA		(1ULL << 3)	/* SUBMIT/WAIT */
 #define DRM_RBLN_CAP_FDINFO		(1ULL << 4)	/* /proc/<pid>/fdinfo has the DRM usage keys */
 #define DRM_RBLN_CAP_ACQUIRE		(1ULL << 5)	/* ACQUIRE/RELEASE/LIST_CLIENTS */
+#define DRM_RBLN_CAP_EVENTS		(1ULL << 6)	/* generic netlink events, below */
 
 enum drm_rbln_param {
 	DRM_RBLN_PARAM_UAPI_VERSION		= 0,	/* DRM_RBLN_UAPI_VERSION of the driver */
@@ -336,6 +337,46 @@ struct drm_rbln_reclaim {
 	__u32 flags;		/* in: DRM_RBLN_RECLAIM_* */
 	__u32 reserved;		/* in: must be 0 */
 	__u64 freed_bytes;	/* out: device memory returned */
+};
+
+/*
+ * Driver events: generic netlink family RBLN_GENL_NAME, multicast group
+ * RBLN_GENL_MCGRP_EVENTS, one RBLN_GENL_CMD_EVENT message per event with
+ * RBLN_GENL_ATTR_EVENT (enum rbln_genl_event) and RBLN_GENL_ATTR_DEVICE (the
+ * NPU index), plus the attributes that apply to that event.
+ */
+#define RBLN_GENL_NAME			"rbln"
+#define RBLN_GENL_VERSION		1
+#define RBLN_GENL_MCGRP_EVENTS		"events"
+
+enum rbln_genl_cmd {
+	RBLN_GENL_CMD_UNSPEC,
+	RBLN_GENL_CMD_EVENT,
+};
+
+enum rbln_genl_attr {
+	RBLN_GENL_ATTR_UNSPEC,
+	RBLN_GENL_ATTR_PAD,
+	RBLN_GENL_ATTR_EVENT,		/* u32: enum rbln_genl_event */
+	RBLN_GENL_ATTR_DEVICE,		/* u32: NPU index */
+	RBLN_GENL_ATTR_CHIPLET,		/* u32 */
+	RBLN_GENL_ATTR_ENGINE,		/* u32: enum drm_rbln_engine */
+	RBLN_GENL_ATTR_CLIENT,		/* u64: client id */
+	RBLN_GENL_ATTR_PID,		/* u32: creator of the client, in the initial pid namespace */
+	RBLN_GENL_ATTR_BYTES,		/* u64: memory freed by a reclaim */
+	__RBLN_GENL_ATTR_MAX,
+};
+#define RBLN_GENL_ATTR_MAX		(__RBLN_GENL_ATTR_MAX - 1)
+
+enum rbln_genl_event {
+	RBLN_GENL_EVENT_DEVICE_ADDED	= 1,
+	RBLN_GENL_EVENT_DEVICE_REMOVED	= 2,
+	RBLN_GENL_EVENT_ACQUIRED	= 3,	/* + CLIENT, PID */
+	RBLN_GENL_EVENT_RELEASED	= 4,	/* + CLIENT, PID */
+	RBLN_GENL_EVENT_RECLAIMED	= 5,	/* + CLIENT, PID, BYTES */
+	RBLN_GENL_EVENT_JOB_TIMEOUT	= 6,	/* + CHIPLET, ENGINE, CLIENT: the engine was reset */
+	RBLN_GENL_EVENT_FAULT		= 7,	/* the device's status became FAULT */
+	RBLN_GENL_EVENT_MEMORY_ERROR	= 8,	/* + CHIPLET */
 };
 
 #if defined(__cplusplus)
