@@ -1,14 +1,9 @@
 // The C ABI: thin wrappers that turn rbln::Error into an rbln_status and
 // keep the message for rbln_last_error().
-#include <cstring>
-#include <new>
 #include <vector>
 
-#include "device_state.h"
+#include "c_api_guard.h"
 
-struct rbln_device {
-	rbln::Device device;
-};
 struct rbln_buffer {
 	rbln::Buffer buffer;
 };
@@ -16,36 +11,19 @@ struct rbln_job {
 	rbln::Job job;
 };
 
-namespace {
+namespace rbln::capi {
 
-thread_local std::string last_error;
-
-template <typename F>
-rbln_status guarded(F &&f)
+std::string &last_error()
 {
-	try {
-		last_error.clear();
-		f();
-		return RBLN_OK;
-	} catch (const rbln::Error &e) {
-		last_error = e.what();
-		return rbln_status(e.code());
-	} catch (const std::bad_alloc &) {
-		last_error = "out of host memory in libdevmgr";
-		return RBLN_ERR_HOST_MEMORY;
-	} catch (const std::exception &e) {
-		last_error = e.what();
-		return RBLN_ERR_SYSTEM;
-	}
+	thread_local std::string message;
+	return message;
 }
 
-rbln_status invalid(const char *what)
-{
-	last_error = what;
-	return RBLN_ERR_INVALID_ARGUMENT;
-}
+} // namespace rbln::capi
 
-} // namespace
+using rbln::capi::copy_string;
+using rbln::capi::guarded;
+using rbln::capi::invalid;
 
 extern "C" {
 
@@ -72,7 +50,7 @@ const char *rbln_status_string(rbln_status status)
 
 const char *rbln_last_error(void)
 {
-	return last_error.c_str();
+	return rbln::capi::last_error().c_str();
 }
 
 rbln_status rbln_device_open(unsigned index, rbln_device **out)
@@ -92,12 +70,6 @@ rbln_status rbln_device_open_path(const char *path, rbln_device **out)
 void rbln_device_close(rbln_device *device)
 {
 	delete device;
-}
-
-static void copy_string(char *dst, size_t size, const std::string &src)
-{
-	std::strncpy(dst, src.c_str(), size - 1);
-	dst[size - 1] = '\0';
 }
 
 rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *info)

@@ -142,6 +142,15 @@ std::string device_summary()
 	return out;
 }
 
+Registration register_logical_device(unsigned logical_id)
+{
+	Plan plan = make_plan(physical_npus(), GroupingEnv::from_process());
+	if (logical_id >= plan.devices.size())
+		detail::fail(ENOENT, fmt::format("rbln:{} does not exist: this process has {} logical "
+						 "device(s)", logical_id, plan.devices.size()));
+	return Registration::acquire(logical_id, plan.devices[logical_id].npus);
+}
+
 struct NpuMonitor::Impl {
 	Udev udev{udev_new()};
 	UdevMonitor mon{udev ? udev_monitor_new_from_netlink(udev.get(), "udev") : nullptr};

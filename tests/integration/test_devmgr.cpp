@@ -245,3 +245,81 @@ TEST(Devmgr, AbiCheckPassesQuietlyAndCanBeSkipped)
 	EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 	unsetenv("RBLN_SKIP_ABI_CHECK");
 }
+
+TEST(Devmgr, CApiDeviceManagement)
+{
+	size_t n = 0;
+	ASSERT_EQ(rbln_npu_count(&n), RBLN_OK);
+	EXPECT_EQ(n, 2u);
+	rbln_npu_info npu{};
+	npu.struct_size = sizeof(npu);
+	ASSERT_EQ(rbln_npu_get(1, &npu), RBLN_OK);
+	EXPECT_STREQ(npu.name, "RBLN-CR03");
+	EXPECT_EQ(npu.chiplet_count, 4u);
+	EXPECT_TRUE(npu.node_present);
+	EXPECT_STREQ(npu.status, "READY");
+	EXPECT_EQ(rbln_npu_get(5, &npu), RBLN_ERR_NOT_FOUND);
+	EXPECT_NE(std::string(rbln_last_error()).find("this host has 2"), std::string::npos);
+
+	setenv("RBLN_DEVICE_MAP", "[0,1]", 1);
+	EXPECT_EQ(rbln_logical_device_count(), 1u);
+	char summary[256];
+	size_t need = rbln_device_summary(summary, sizeof(summary));
+	EXPECT_EQ(need, strlen(summary));
+	EXPECT_NE(std::string(summary).find("0              | 0, 1             | Active (Aggregated)"),
+		  std::string::npos) << summary;
+	EXPECT_EQ(rbln_device_summary(nullptr, 0), need) << "size query";
+
+	rbln_registration *reg = nullptr;
+	ASSERT_EQ(rbln_register(0, &reg), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(rbln_register(1, &reg), RBLN_ERR_NOT_FOUND);
+	EXPECT_NE(std::string(rbln_last_error()).find("rbln:1 does not exist: this process has 1 "
+						      "logical device(s)"), std::string::npos);
+
+	rbln_device *dev = nullptr;
+	ASSERT_EQ(rbln_device_open(1, &dev), RBLN_OK);
+	EXPECT_EQ(rbln_device_acquire(dev), RBLN_ERR_BUSY) << "the registration holds it";
+	rbln_client_info clients[8];
+	for (auto &c : clients)
+		c.struct_size = sizeof(c);
+	size_t count = 0;
+	ASSERT_EQ(rbln_device_clients(dev, clients, 8, &count), RBLN_OK);
+	ASSERT_GE(count, 2u);
+	int held = 0, self = 0;
+	for (size_t i = 0; i < count && i < 8; i++) {
+		held += clients[i].acquired;
+		self += clients[i].self;
+	}
+	EXPECT_EQ(held, 1);
+	EXPECT_EQ(self, 1);
+	rbln_registration_free(reg);
+	EXPECT_EQ(rbln_device_acquire(dev), RBLN_OK) << "freed registration released the NPUs";
+	EXPECT_EQ(rbln_device_release(dev), RBLN_OK);
+	unsetenv("RBLN_DEVICE_MAP");
+
+	setenv("RBLN_NPUS_PER_DEVICE", "3", 1);
+	testing::internal::CaptureStderr();
+	EXPECT_EQ(rbln_logical_device_count(), 0u) << "configuration errors never fail the count";
+	EXPECT_NE(testing::internal::GetCapturedStderr().find("RBLN_NPUS_PER_DEVICE='3'"), std::string::npos);
+	EXPECT_EQ(rbln_register(0, &reg), RBLN_ERR_INVALID_ARGUMENT) << "the full error at first use";
+	EXPECT_NE(std::string(rbln_last_error()).find("must be one of 1, 2, 4, 8, 16 or 32"),
+		  std::string::npos);
+	unsetenv("RBLN_NPUS_PER_DEVICE");
+
+	rbln_event_listener *events = nullptr;
+	ASSERT_EQ(rbln_event_listener_open(&events), RBLN_OK) << rbln_last_error();
+	EXPECT_GE(rbln_event_listener_fd(events), 0);
+	ASSERT_EQ(rbln::test::sim_new_device("14 atom 16"), 0);
+	rbln_event ev{};
+	ev.struct_size = sizeof(ev);
+	bool added = false;
+	for (int i = 0; i < 20 && !added; i++) {
+		ASSERT_EQ(rbln_event_next(events, 10000, &ev), RBLN_OK) << rbln_last_error();
+		added = ev.type == RBLN_EVENT_DEVICE_ADDED && ev.device == 14;
+	}
+	EXPECT_TRUE(added);
+	EXPECT_EQ(ev.chiplet, -1) << "absent attributes are -1";
+	ASSERT_EQ(rbln::test::sim_del_device(14), 0);
+	rbln_event_listener_close(events);
+	rbln_device_close(dev);
+}

@@ -126,6 +126,95 @@ RBLN_API uint64_t rbln_job_seqno(const rbln_job *job);
 /* Forgets the handle; the job itself runs to completion. */
 RBLN_API void rbln_job_free(rbln_job *job);
 
+/* ---- Finding NPUs and this process's logical devices ---- */
+
+typedef struct rbln_npu_info {
+	size_t struct_size;		/* in: sizeof(rbln_npu_info) */
+	uint32_t index;			/* N of /dev/rblnN */
+	uint32_t chiplet_count;
+	uint64_t memory_total;
+	int node_present;		/* 0 when /dev lacks the node (a container not given it) */
+	char node[64];			/* /dev/accel/accelM or /dev/dri/renderDM */
+	char name[32];
+	char uuid[40];
+	char pci_bus_id[16];
+	char status[16];		/* READY, BUSY, INIT, FAULT, FINISH */
+} rbln_npu_info;
+
+/* NPUs on this host in PCI bus order; info is the i-th of them. */
+RBLN_API rbln_status rbln_npu_count(size_t *count);
+RBLN_API rbln_status rbln_npu_get(size_t i, rbln_npu_info *info);
+
+/*
+ * Logical devices of this process (RBLN_VISIBLE_DEVICES, RBLN_NPUS_PER_DEVICE,
+ * RBLN_DEVICE_MAP applied).  Never fails on configuration: count 0 and a
+ * warning on stderr; rbln_register() then gives the full error.
+ */
+RBLN_API size_t rbln_logical_device_count(void);
+/* The "Logical Device | Physical NPU IDs | Status" table (and warnings),
+ * NUL-terminated and cut to size; returns the length it needs without the NUL. */
+RBLN_API size_t rbln_device_summary(char *buffer, size_t size);
+
+/* ---- Registration, clients, reclaim ---- */
+
+typedef struct rbln_registration rbln_registration;
+
+/* Acquires every physical NPU of logical device @logical_id, or none. */
+RBLN_API rbln_status rbln_register(unsigned logical_id, rbln_registration **out);
+RBLN_API void rbln_registration_free(rbln_registration *registration);
+
+RBLN_API rbln_status rbln_device_acquire(rbln_device *device);
+RBLN_API rbln_status rbln_device_release(rbln_device *device);
+
+typedef struct rbln_client_info {
+	size_t struct_size;		/* in: sizeof(rbln_client_info) */
+	uint64_t client_id;
+	uint32_t creator_pid;
+	uint32_t uid;
+	int acquired, stale, self, revoked;
+	uint64_t device_memory;
+	uint64_t idle_ns;
+	char creator_comm[16];
+} rbln_client_info;
+
+/* Fills up to @capacity entries (each struct_size set by the caller); *count: how many exist. */
+RBLN_API rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *clients,
+					 size_t capacity, size_t *count);
+/* Revokes a stale client (force: any, root only); *freed_bytes may be NULL. */
+RBLN_API rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int force,
+					 uint64_t *freed_bytes);
+
+/* ---- Driver events ---- */
+
+typedef struct rbln_event_listener rbln_event_listener;
+
+typedef enum rbln_event_type {
+	RBLN_EVENT_DEVICE_ADDED = 1,
+	RBLN_EVENT_DEVICE_REMOVED = 2,
+	RBLN_EVENT_ACQUIRED = 3,
+	RBLN_EVENT_RELEASED = 4,
+	RBLN_EVENT_RECLAIMED = 5,
+	RBLN_EVENT_JOB_TIMEOUT = 6,
+	RBLN_EVENT_FAULT = 7,
+	RBLN_EVENT_MEMORY_ERROR = 8,
+} rbln_event_type;
+
+/* Absent attributes are -1 (chiplet, engine, pid) or 0 (client, bytes). */
+typedef struct rbln_event {
+	size_t struct_size;		/* in: sizeof(rbln_event) */
+	rbln_event_type type;
+	uint32_t device;
+	int32_t chiplet, engine, pid;
+	uint64_t client, bytes;
+} rbln_event;
+
+RBLN_API rbln_status rbln_event_listener_open(rbln_event_listener **out);
+RBLN_API void rbln_event_listener_close(rbln_event_listener *listener);
+RBLN_API int rbln_event_listener_fd(const rbln_event_listener *listener);
+/* Waits up to timeout_ms; RBLN_ERR_TIMEOUT if nothing came. */
+RBLN_API rbln_status rbln_event_next(rbln_event_listener *listener, int timeout_ms,
+				     rbln_event *event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,9 @@ NpuInfo find_npu(const std::string &spec);
 Plan logical_devices();
 // Its "Logical Device | Physical NPU IDs | Status" table, warnings after it.
 std::string device_summary();
+// Registers logical device @logical_id of this process's plan (all its NPUs
+// or none); a configuration problem is thrown here in full.
+Registration register_logical_device(unsigned logical_id);
 
 struct NpuEvent {
 	enum class Kind { added, removed, changed } kind;

@@ -1,0 +1,177 @@
+// The C ABI of device management: enumeration, the logical-device plan,
+// registration, clients, reclaim and events.  Same conventions as c_api.cpp.
+#include <cstring>
+
+#include "c_api_guard.h"
+#include "rbln/enumerate.hpp"
+#include "rbln/events.hpp"
+
+struct rbln_registration {
+	rbln::Registration registration;
+};
+struct rbln_event_listener {
+	rbln::EventListener listener;
+};
+
+using rbln::capi::copy_string;
+using rbln::capi::guarded;
+using rbln::capi::invalid;
+
+extern "C" {
+
+rbln_status rbln_npu_count(size_t *count)
+{
+	if (!count)
+		return invalid("rbln_npu_count: count is NULL");
+	return guarded([&] { *count = rbln::enumerate_npus().size(); });
+}
+
+rbln_status rbln_npu_get(size_t i, rbln_npu_info *info)
+{
+	if (!info || info->struct_size < sizeof(rbln_npu_info))
+		return invalid("rbln_npu_get: info is NULL or struct_size too small");
+	return guarded([&] {
+		auto npus = rbln::enumerate_npus();
+		if (i >= npus.size())
+			rbln::detail::fail(ENOENT, fmt::format("rbln_npu_get: NPU position {} does not exist "
+							       "(this host has {})", i, npus.size()));
+		const auto &n = npus[i];
+		info->index = n.index;
+		info->chiplet_count = n.chiplet_count;
+		info->memory_total = n.memory_total;
+		info->node_present = n.node_present;
+		copy_string(info->node, sizeof(info->node), n.node);
+		copy_string(info->name, sizeof(info->name), n.name);
+		copy_string(info->uuid, sizeof(info->uuid), n.uuid);
+		copy_string(info->pci_bus_id, sizeof(info->pci_bus_id), n.pci_bus_id);
+		copy_string(info->status, sizeof(info->status), n.status);
+	});
+}
+
+size_t rbln_logical_device_count(void)
+{
+	try {
+		auto plan = rbln::logical_devices();
+		for (const auto &w : plan.warnings)
+			rbln::detail::warn(w);
+		return plan.devices.size();
+	} catch (...) {
+		return 0;
+	}
+}
+
+size_t rbln_device_summary(char *buffer, size_t size)
+{
+	std::string text;
+	try {
+		text = rbln::device_summary();
+	} catch (const std::exception &e) {
+		text = std::string("error: ") + e.what() + "\n";
+	}
+	if (buffer && size)
+		copy_string(buffer, size, text);
+	return text.size();
+}
+
+rbln_status rbln_register(unsigned logical_id, rbln_registration **out)
+{
+	if (!out)
+		return invalid("rbln_register: out is NULL");
+	return guarded([&] { *out = new rbln_registration{rbln::register_logical_device(logical_id)}; });
+}
+
+void rbln_registration_free(rbln_registration *registration)
+{
+	delete registration;
+}
+
+rbln_status rbln_device_acquire(rbln_device *device)
+{
+	if (!device)
+		return invalid("rbln_device_acquire: device is NULL");
+	return guarded([&] { device->device.acquire(); });
+}
+
+rbln_status rbln_device_release(rbln_device *device)
+{
+	if (!device)
+		return invalid("rbln_device_release: device is NULL");
+	return guarded([&] { device->device.release(); });
+}
+
+rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *clients,
+				size_t capacity, size_t *count)
+{
+	if (!device || !count || (capacity && !clients))
+		return invalid("rbln_device_clients: NULL argument");
+	for (size_t i = 0; i < capacity; i++)
+		if (clients[i].struct_size < sizeof(rbln_client_info))
+			return invalid("rbln_device_clients: struct_size too small");
+	return guarded([&] {
+		auto list = device->device.clients();
+		*count = list.size();
+		for (size_t i = 0; i < list.size() && i < capacity; i++) {
+			const auto &c = list[i];
+			rbln_client_info &o = clients[i];
+			o.client_id = c.client_id;
+			o.creator_pid = c.creator_pid;
+			o.uid = c.uid;
+			o.acquired = c.acquired;
+			o.stale = c.stale;
+			o.self = c.self;
+			o.revoked = c.revoked;
+			o.device_memory = c.device_memory;
+			o.idle_ns = uint64_t(c.idle.count());
+			copy_string(o.creator_comm, sizeof(o.creator_comm), c.creator_comm);
+		}
+	});
+}
+
+rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int force,
+				uint64_t *freed_bytes)
+{
+	if (!device)
+		return invalid("rbln_device_reclaim: device is NULL");
+	return guarded([&] {
+		uint64_t freed = device->device.reclaim(client_id, force != 0);
+		if (freed_bytes)
+			*freed_bytes = freed;
+	});
+}
+
+rbln_status rbln_event_listener_open(rbln_event_listener **out)
+{
+	if (!out)
+		return invalid("rbln_event_listener_open: out is NULL");
+	return guarded([&] { *out = new rbln_event_listener{}; });
+}
+
+void rbln_event_listener_close(rbln_event_listener *listener)
+{
+	delete listener;
+}
+
+int rbln_event_listener_fd(const rbln_event_listener *listener)
+{
+	return listener ? listener->listener.fd() : -1;
+}
+
+rbln_status rbln_event_next(rbln_event_listener *listener, int timeout_ms, rbln_event *event)
+{
+	if (!listener || !event || event->struct_size < sizeof(rbln_event))
+		return invalid("rbln_event_next: NULL argument or struct_size too small");
+	return guarded([&] {
+		auto ev = listener->listener.next(std::chrono::milliseconds(timeout_ms));
+		if (!ev)
+			rbln::detail::fail(ETIME, fmt::format("no rbln event within {} ms", timeout_ms));
+		event->type = rbln_event_type(ev->type);
+		event->device = ev->device;
+		event->chiplet = ev->chiplet ? int32_t(*ev->chiplet) : -1;
+		event->engine = ev->engine ? int32_t(*ev->engine) : -1;
+		event->pid = ev->pid ? int32_t(*ev->pid) : -1;
+		event->client = ev->client.value_or(0);
+		event->bytes = ev->bytes.value_or(0);
+	});
+}
+
+} // extern "C"
