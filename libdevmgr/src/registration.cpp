@@ -1,7 +1,10 @@
 // Exclusive acquisition of devices and registration of logical devices, with
 // errors that say who holds an NPU and whether that holder is stale.
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -41,6 +44,52 @@ std::vector<ClientInfo> Device::clients() const
 	return out;
 }
 
+std::vector<unsigned> client_holder_pids(uint64_t client_id)
+{
+	namespace fs = std::filesystem;
+	const std::string wanted = fmt::format("drm-client-id:\t{}", client_id);
+	std::vector<unsigned> pids;
+	std::error_code ec;
+	for (const auto &proc : fs::directory_iterator("/proc", ec)) {
+		const std::string name = proc.path().filename();
+		if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0])))
+			continue;
+		for (const auto &fd : fs::directory_iterator(proc.path() / "fdinfo", ec)) {
+			std::ifstream in(fd.path());
+			bool driver = false, client = false;
+			for (std::string line; std::getline(in, line);) {
+				driver |= line == "drm-driver:\trbln";
+				client |= line == wanted;
+			}
+			if (driver && client) {
+				pids.push_back(unsigned(std::stoul(name)));
+				break;
+			}
+		}
+	}
+	return pids;
+}
+
+static std::string comm_of(unsigned pid)
+{
+	std::ifstream in(fmt::format("/proc/{}/comm", pid));
+	std::string comm;
+	std::getline(in, comm);
+	return comm.empty() ? "?" : comm;
+}
+
+// Who holds a stale client's file now, for the message.
+static std::string current_holders_text(const Device &dev, uint64_t client_id)
+{
+	if (!(dev.info().capabilities & DRM_RBLN_CAP_FDINFO))
+		return "this kernel cannot tell which process holds the file now";
+	std::vector<std::string> who;
+	for (unsigned pid : client_holder_pids(client_id))
+		who.push_back(fmt::format("PID {} ({})", pid, comm_of(pid)));
+	return who.empty() ? "no process visible to this user holds the file"
+			   : fmt::format("the file is held now by {}", fmt::join(who, ", "));
+}
+
 // "NPU 1 is held by PID 1234 (python3)", with staleness, for busy errors.
 static std::string holder_text(const Device &dev)
 {
@@ -51,8 +100,8 @@ static std::string holder_text(const Device &dev)
 								      c.creator_comm);
 			if (c.stale)
 				return fmt::format("NPU {} is held by {}, which has exited: the holder is stale "
-						   "(its file lives on in another process; rbln-smi --reclaim "
-						   "frees it)", dev.info().index, who);
+						   "({}; rbln-smi --reclaim frees it)", dev.info().index, who,
+						   current_holders_text(dev, c.client_id));
 			return fmt::format("NPU {} is held by {}", dev.info().index, who);
 		}
 	return fmt::format("NPU {} is held by another user's process (run rbln-smi as root to see "

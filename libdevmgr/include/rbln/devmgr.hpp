@@ -126,6 +126,11 @@ struct ClientInfo {
 	std::chrono::nanoseconds idle;
 };
 
+// Processes that hold client @client_id's file now (an fd of theirs shows its
+// drm-client-id in /proc/<pid>/fdinfo).  Empty where the kernel has no DRM
+// fdinfo (DRM_RBLN_CAP_FDINFO) or the holders are not visible to this user.
+std::vector<unsigned> client_holder_pids(uint64_t client_id);
+
 namespace detail {
 struct DeviceState;
 }
