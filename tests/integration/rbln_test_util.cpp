@@ -227,6 +227,35 @@ pid_t fork_until_ready(const std::function<void(const std::function<void()> &rea
 	return ready ? pid : -1;
 }
 
+pid_t make_stale_client(unsigned npu, uint64_t bytes)
+{
+	int pipefd[2];
+	if (::pipe(pipefd))
+		return -1;
+	pid_t creator = ::fork();
+	if (creator == 0) {
+		Fd fd = open_node(sim_device(npu)->node);
+		uint32_t h;
+		if (!fd || bo_create(fd.get(), bytes, DRM_RBLN_BO_EAGER, 0, &h))
+			_exit(1);
+		pid_t keeper = ::fork();
+		if (keeper == 0) {
+			pid_t self = ::getpid();
+			(void)!::write(pipefd[1], &self, sizeof(self));
+			for (;;)
+				::pause();
+		}
+		_exit(0);	// the creator exits; its child keeps the file
+	}
+	::close(pipefd[1]);
+	pid_t keeper = -1;
+	if (::read(pipefd[0], &keeper, sizeof(keeper)) != ssize_t(sizeof(keeper)))
+		keeper = -1;
+	::close(pipefd[0]);
+	::waitpid(creator, nullptr, 0);
+	return keeper;
+}
+
 void kill_and_reap(pid_t pid)
 {
 	::kill(pid, SIGKILL);

@@ -63,6 +63,11 @@ int sim_del_device(unsigned id);
 // (has allocated, queued, ...); the child then waits to be killed.  Returns
 // the pid once the child is ready, or -1 if it exited before that.
 pid_t fork_until_ready(const std::function<void(const std::function<void()> &ready)> &work);
+// A stale client of NPU @npu holding @bytes of eager device memory: its
+// creator exits, a child keeps the file.  Returns that child's pid (kill it
+// to close the file), or -1.
+pid_t make_stale_client(unsigned npu, uint64_t bytes);
+
 // SIGKILLs @pid and reaps it.
 void kill_and_reap(pid_t pid);
 

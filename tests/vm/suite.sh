@@ -4,6 +4,7 @@
 # against the real rbln.ko and checks that it unloads cleanly.
 set -u
 export RBLN_KO_PARAMS="sim_devices=atom,rebel100 sim_memory_mib=64"
+export RBLN_SMI="${RBLN_BUILD:-$RBLN_TOP/build}/cmake/tools/rbln-smi/rbln-smi"
 # shellcheck source=tests/vm/setup-node.sh
 . "$(dirname "$0")/setup-node.sh"
 

@@ -1,0 +1,168 @@
+// rbln-smi against the real module: the tables (golden), JSON (typed,
+// schema_version), CSV, exit codes, --reclaim and events.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+
+namespace {
+
+struct SmiResult {
+	int exit;
+	std::string out;	// stdout and stderr
+};
+
+SmiResult smi(const std::string &args)
+{
+	const char *bin = std::getenv("RBLN_SMI");
+	EXPECT_NE(bin, nullptr) << "RBLN_SMI is set by tests/vm/suite.sh";
+	std::string cmd = std::string(bin ? bin : "rbln-smi") + " " + args + " 2>&1";
+	FILE *p = popen(cmd.c_str(), "r");
+	std::string out;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	int status = pclose(p);
+	return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+} // namespace
+
+TEST(Smi, DefaultViewGolden)
+{
+	SmiResult r = smi("");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out,
+		  "+----------------------------------------------------------------------------+\n"
+		  "| Device Information                                          KMD ver: 0.1.0 |\n"
+		  "+----------------------------------------------------------------------------+\n"
+		  "| NPU Name      Device PCI BUS ID   Temp  Power Perf Memory(used/total) Util |\n"
+		  "+----------------------------------------------------------------------------+\n"
+		  "|   0 RBLN-CA12 rbln0  0000:01:00.0  32C  18.0W  P14         0 / 64 MiB   0% |\n"
+		  "|   1 RBLN-CR03 rbln1  0000:02:00.0  32C  60.0W  P14         0 / 64 MiB   0% |\n"
+		  "+----------------------------------------------------------------------------+\n"
+		  "| Context Information                                                        |\n"
+		  "+----------------------------------------------------------------------------+\n"
+		  "| NPU Process             PID  Client             Memory State               |\n"
+		  "+----------------------------------------------------------------------------+\n"
+		  "| No running processes found                                                 |\n"
+		  "+----------------------------------------------------------------------------+\n");
+	for (size_t pos = 0, nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
+		EXPECT_LE(nl - pos, 80u) << "fits an 80-column terminal";
+}
+
+TEST(Smi, FullReportShowsChiplets)
+{
+	SmiResult r = smi("-q -i 0000:02:00.0");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_NE(r.out.find("|     chiplet 0          0 / 16 MiB  NDMA TDMA DHDMA EHDMA"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("|     chiplet 3          0 / 16 MiB  NDMA TDMA DHDMA  "), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("RBLN-CA12"), std::string::npos) << "-i picked NPU 1 only";
+}
+
+TEST(Smi, ContextsShowHoldersAndStaleClients)
+{
+	Fd fd = open_node(sim_device(1)->node);
+	uint32_t h;
+	ASSERT_EQ(bo_create(fd.get(), 3 << 20, DRM_RBLN_BO_EAGER, 1, &h), 0);
+	drm_rbln_acquire a{};
+	ASSERT_EQ(ioctl(fd.get(), DRM_IOCTL_RBLN_ACQUIRE, &a), 0);
+	pid_t keeper = make_stale_client(0, 2 << 20);
+	ASSERT_GT(keeper, 0);
+
+	SmiResult r = smi("");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_NE(r.out.find("|   1 rbln_integratio " + std::string(7 - std::to_string(getpid()).size(), ' ') +
+			     std::to_string(getpid())), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("3 / 64 MiB acquired"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("2 / 64 MiB STALE"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:02:00.0  32C  60.0W  P14         3 / 64 MiB"),
+		  std::string::npos) << r.out;
+
+	// --reclaim frees the stale one and only that.
+	r = smi("--reclaim");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_NE(r.out.find("NPU 0: reclaimed client "), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("(rbln_integratio): 2 MiB freed"), std::string::npos) << r.out;
+	r = smi("--reclaim");
+	EXPECT_EQ(r.out, "no stale clients\n");
+	kill(keeper, SIGKILL);
+}
+
+TEST(Smi, JsonIsTypedAndVersioned)
+{
+	SmiResult r = smi("-j");
+	ASSERT_EQ(r.exit, 0);
+	auto j = nlohmann::json::parse(r.out);
+	EXPECT_EQ(j["schema_version"], 1);
+	EXPECT_TRUE(j["driver_version"].is_string());
+	ASSERT_EQ(j["devices"].size(), 2u);
+	const auto &rebel = j["devices"][1];
+	EXPECT_TRUE(rebel["npu"].is_number_integer());
+	EXPECT_EQ(rebel["npu"], 1);
+	EXPECT_EQ(rebel["name"], "RBLN-CR03");
+	EXPECT_TRUE(rebel["memory"]["total"].is_number_integer());
+	EXPECT_EQ(rebel["memory"]["total"], 64ull << 20);
+	EXPECT_EQ(rebel["pci"]["bus_id"], "0000:02:00.0");
+	EXPECT_TRUE(rebel["temperature_c"].is_number_integer());
+	ASSERT_EQ(rebel["chiplets"].size(), 4u);
+	EXPECT_EQ(rebel["chiplets"][0]["engines"].back(), "external_hdma");
+	EXPECT_EQ(rebel["chiplets"][1]["engines"].size(), 3u);
+	EXPECT_TRUE(j["contexts"].is_array());
+}
+
+TEST(Smi, CsvQueryAndExitCodes)
+{
+	SmiResult r = smi("--query npu,name,memory.total,pstate --format csv");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out, "npu, name, memory.total, pstate\n"
+			 "0, RBLN-CA12, 67108864, P14\n"
+			 "1, RBLN-CR03, 67108864, P14\n");
+	EXPECT_EQ(smi("--query uuid --format csv,noheader -i 0").out,
+		  read_file(sim_device(0)->sysfs + "/uuid").value_or("?") + "\n");
+	EXPECT_EQ(smi("-i 9").exit, 5) << "NPU not found";
+	EXPECT_EQ(smi("--frobnicate").exit, 2) << "bad argument";
+	EXPECT_EQ(smi("--help").exit, 0);
+}
+
+TEST(Smi, GroupsFollowTheEnvironment)
+{
+	setenv("RBLN_NPUS_PER_DEVICE", "2", 1);
+	SmiResult r = smi("-g");
+	unsetenv("RBLN_NPUS_PER_DEVICE");
+	EXPECT_EQ(r.out, "Logical Device | Physical NPU IDs | Status\n"
+			 "0              | 0, 1             | Active (Aggregated)\n");
+}
+
+TEST(Smi, EventsStreamUntilCount)
+{
+	const char *bin = std::getenv("RBLN_SMI");
+	ASSERT_NE(bin, nullptr);
+	std::string err = "/tmp/rbln-smi-events.err";
+	std::string cmd = std::string(bin) + " events --json --count 2 --timeout 60 2>" + err;
+	FILE *p = popen(cmd.c_str(), "r");
+	for (int i = 0; i < 200 && read_file(err).value_or("").empty(); i++)
+		usleep(50000);	// until it says it is listening
+	ASSERT_EQ(sim_new_device("15 atom 16"), 0);
+	ASSERT_EQ(sim_del_device(15), 0);
+	std::string out;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	EXPECT_EQ(pclose(p), 0);
+	EXPECT_EQ(out, "{\"event\":\"device_added\",\"npu\":15}\n"
+		       "{\"event\":\"device_removed\",\"npu\":15}\n");
+}

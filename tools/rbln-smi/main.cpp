@@ -1,0 +1,161 @@
+// rbln-smi: the RBLN NPUs of this host, their processes, and actions on them.
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "options.hpp"
+#include "rbln/enumerate.hpp"
+#include "rbln/events.hpp"
+#include "snapshot.hpp"
+#include "views.hpp"
+
+using namespace rbln::smi;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+
+int exit_code(const rbln::Error &e)
+{
+	switch (e.code()) {
+	case rbln::Errc::not_found:
+		return kNotFound;
+	case rbln::Errc::permission:
+		return kPermission;
+	case rbln::Errc::no_device:
+		return kNoDriver;
+	case rbln::Errc::busy:
+		return kInUse;
+	case rbln::Errc::invalid_argument:
+		return kBadArgument;
+	default:
+		return kError;
+	}
+}
+
+int show(const Options &o)
+{
+	do {
+		Snapshot snap = take_snapshot(o.ids, o.full || o.json);
+		if (o.command == Command::query && o.csv)
+			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_header));
+		else if (o.json)
+			fmt::print("{}", render_json(snap));
+		else
+			fmt::print("{}", render_table(snap, o.full));
+		std::fflush(stdout);
+		if (!o.loop_seconds)
+			break;
+		auto until = std::chrono::steady_clock::now() +
+			     std::chrono::duration<double>(*o.loop_seconds);
+		while (!g_stop && std::chrono::steady_clock::now() < until)
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	} while (!g_stop);
+	return kOk;
+}
+
+int reclaim(const Options &o)
+{
+	Snapshot snap = take_snapshot(o.ids, false);
+	int reclaimed = 0, rc = kOk;
+	for (const auto &d : snap.devices) {
+		auto dev = rbln::Device::open_path(d.npu.node);
+		for (const auto &c : dev.clients()) {
+			if (!c.stale || c.revoked || c.self)
+				continue;
+			try {
+				uint64_t freed = dev.reclaim(c.client_id);
+				fmt::print("NPU {}: reclaimed client {} of exited PID {} ({}): {} MiB freed\n",
+					   d.npu.index, c.client_id, c.creator_pid, c.creator_comm, freed >> 20);
+				reclaimed++;
+			} catch (const rbln::Error &e) {
+				fmt::print(stderr, "rbln-smi: {}\n", e.what());
+				rc = exit_code(e);
+			}
+		}
+	}
+	if (!reclaimed && rc == kOk)
+		fmt::print("no stale clients{}\n", o.ids.empty() ? "" : " on the NPUs asked for");
+	return rc;
+}
+
+int events(const Options &o)
+{
+	rbln::EventListener listener;
+	fmt::print(stderr, "rbln-smi: listening for rbln events (Ctrl-C to stop)\n");
+	unsigned seen = 0;
+	auto deadline = std::chrono::steady_clock::now() +
+			std::chrono::seconds(o.timeout_seconds.value_or(0));
+	while (!g_stop && (!o.count || seen < *o.count)) {
+		if (o.timeout_seconds && std::chrono::steady_clock::now() >= deadline)
+			break;
+		auto ev = listener.next(std::chrono::milliseconds(200));
+		if (!ev)
+			continue;
+		seen++;
+		if (o.json) {
+			nlohmann::json j = {{"event", rbln::to_string(ev->type)}, {"npu", ev->device}};
+			if (ev->chiplet) j["chiplet"] = *ev->chiplet;
+			if (ev->engine) j["engine"] = *ev->engine;
+			if (ev->pid) j["pid"] = *ev->pid;
+			if (ev->client) j["client_id"] = *ev->client;
+			if (ev->bytes) j["bytes"] = *ev->bytes;
+			fmt::print("{}\n", j.dump());
+		} else {
+			std::string extra;
+			if (ev->chiplet) extra += fmt::format(" chiplet={}", *ev->chiplet);
+			if (ev->engine) extra += fmt::format(" engine={}", *ev->engine);
+			if (ev->client) extra += fmt::format(" client={}", *ev->client);
+			if (ev->pid) extra += fmt::format(" pid={}", *ev->pid);
+			if (ev->bytes) extra += fmt::format(" bytes={}", *ev->bytes);
+			fmt::print("NPU {} {}{}\n", ev->device, rbln::to_string(ev->type), extra);
+		}
+		std::fflush(stdout);
+	}
+	return kOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::signal(SIGINT, [](int) { g_stop = 1; });
+	std::signal(SIGTERM, [](int) { g_stop = 1; });
+	ParseResult parsed = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+	if (!parsed.options) {
+		fmt::print(stderr, "rbln-smi: {}\n", parsed.error);
+		return kBadArgument;
+	}
+	const Options &o = *parsed.options;
+	try {
+		switch (o.command) {
+		case Command::help:
+			fmt::print("{}", help_text());
+			return kOk;
+		case Command::version:
+			fmt::print("rbln-smi {}\n", RBLN_SMI_VERSION);
+			return kOk;
+		case Command::groups:
+			fmt::print("{}", rbln::device_summary());
+			return kOk;
+		case Command::reclaim:
+			return reclaim(o);
+		case Command::events:
+			return events(o);
+		case Command::show:
+		case Command::query:
+			return show(o);
+		}
+	} catch (const rbln::Error &e) {
+		fmt::print(stderr, "rbln-smi: {}\n", e.what());
+		return exit_code(e);
+	} catch (const std::exception &e) {
+		fmt::print(stderr, "rbln-smi: {}\n", e.what());
+		return kError;
+	}
+	return kError;
+}

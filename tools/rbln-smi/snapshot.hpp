@@ -1,0 +1,47 @@
+// What rbln-smi shows, collected once per refresh from sysfs and the driver.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rbln/devmgr.hpp"
+#include "rbln/enumerate.hpp"
+
+namespace rbln::smi {
+
+struct ChipletSnapshot {
+	unsigned index;
+	uint64_t memory_total, memory_used, memory_placed;
+	std::vector<std::string> engines;
+	unsigned engine_resets;
+};
+
+struct DeviceSnapshot {
+	NpuInfo npu;
+	std::string firmware_version;
+	int numa_node;
+	int temperature_c;
+	double power_w;
+	std::string pstate;
+	unsigned utilization;
+	uint64_t memory_used, memory_placed;
+	std::vector<ChipletSnapshot> chiplets;	// with -q or JSON
+};
+
+struct ContextSnapshot {
+	unsigned npu;
+	ClientInfo client;
+};
+
+struct Snapshot {
+	std::string driver_version;
+	std::vector<DeviceSnapshot> devices;
+	std::vector<ContextSnapshot> contexts;
+	std::vector<std::string> notes;		// e.g. contexts not readable
+};
+
+// Throws rbln::Error: no_device when the driver is not loaded, not_found for
+// an -i entry that names no NPU.
+Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets);
+
+} // namespace rbln::smi

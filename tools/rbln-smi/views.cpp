@@ -1,0 +1,198 @@
+#include "views.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace rbln::smi {
+
+namespace {
+
+constexpr int kInner = 74;	// text width inside "| " and " |"
+
+std::string rule()
+{
+	return "+" + std::string(kInner + 2, '-') + "+\n";
+}
+
+std::string row(const std::string &text)
+{
+	return fmt::format("| {:<{}} |\n", text.substr(0, kInner), kInner);
+}
+
+// Engine names short enough for an 80-column row; the full report has a legend.
+std::string engine_abbrev(const std::string &engine)
+{
+	if (engine == "neural_dma") return "NDMA";
+	if (engine == "task_dma") return "TDMA";
+	if (engine == "device_hdma") return "DHDMA";
+	if (engine == "external_hdma") return "EHDMA";
+	return engine;
+}
+
+std::string state_text(const ClientInfo &c)
+{
+	std::vector<std::string> s;
+	if (c.acquired)
+		s.push_back("acquired");
+	if (c.stale)
+		s.push_back("STALE");
+	if (c.revoked)
+		s.push_back("revoked");
+	return s.empty() ? "open" : fmt::format("{}", fmt::join(s, ","));
+}
+
+} // namespace
+
+std::string memory_text(uint64_t used, uint64_t total)
+{
+	if (total < (1ull << 30))
+		return fmt::format("{} / {} MiB", used >> 20, total >> 20);
+	return fmt::format("{:.1f} / {:.1f} GiB", double(used) / double(1ull << 30),
+			   double(total) / double(1ull << 30));
+}
+
+std::string render_table(const Snapshot &snap, bool full)
+{
+	std::string out = rule();
+	std::string ver = "KMD ver: " + snap.driver_version;
+	out += row(fmt::format("{:<{}}{}", "Device Information", kInner - ver.size(), ver));
+	out += rule();
+	out += row(fmt::format("{:>3} {:<9} {:<6} {:<12} {:>4} {:>6} {:>4} {:>18} {:>4}", "NPU", "Name",
+			       "Device", "PCI BUS ID", "Temp", "Power", "Perf", "Memory(used/total)",
+			       "Util"));
+	out += rule();
+	for (const auto &d : snap.devices) {
+		out += row(fmt::format("{:>3} {:<9} {:<6} {:<12} {:>3}C {:>5.1f}W {:>4} {:>18} {:>3}%",
+				       d.npu.index, d.npu.name, fmt::format("rbln{}", d.npu.index),
+				       d.npu.pci_bus_id, d.temperature_c, d.power_w, d.pstate,
+				       memory_text(d.memory_used, d.npu.memory_total), d.utilization));
+		if (d.npu.status != "READY" && d.npu.status != "BUSY")
+			out += row(fmt::format("    status {}", d.npu.status));
+		if (full)
+			for (const auto &c : d.chiplets) {
+				std::vector<std::string> engines;
+				for (const auto &e : c.engines)
+					engines.push_back(engine_abbrev(e));
+				out += row(fmt::format("    chiplet {}  {:>18}  {}{}", c.index,
+						       memory_text(c.memory_used, c.memory_total),
+						       fmt::join(engines, " "),
+						       c.engine_resets ? fmt::format("  resets {}", c.engine_resets)
+								       : std::string()));
+			}
+	}
+	if (full)
+		out += row("    engines: NDMA Neural DMA, TDMA Task DMA, DHDMA Device HDMA,") +
+		       row("             EHDMA External HDMA (host <-> device, chiplet 0 only)");
+	if (snap.devices.empty())
+		out += row("No NPU found");
+	out += rule();
+
+	out += row("Context Information");
+	out += rule();
+	out += row(fmt::format("{:>3} {:<15} {:>7} {:>7} {:>18} {}", "NPU", "Process", "PID",
+			       "Client", "Memory", "State"));
+	out += rule();
+	for (const auto &c : snap.contexts) {
+		uint64_t total = 0;
+		for (const auto &d : snap.devices)
+			if (d.npu.index == c.npu)
+				total = d.npu.memory_total;
+		out += row(fmt::format("{:>3} {:<15} {:>7} {:>7} {:>18} {}", c.npu, c.client.creator_comm,
+				       c.client.creator_pid ? std::to_string(c.client.creator_pid) : "-",
+				       c.client.client_id,
+				       memory_text(c.client.device_memory, total).substr(0, 18),
+				       state_text(c.client)));
+	}
+	if (snap.contexts.empty())
+		out += row("No running processes found");
+	out += rule();
+	for (const auto &n : snap.notes)
+		out += "note: " + n + "\n";
+	return out;
+}
+
+std::string render_json(const Snapshot &snap)
+{
+	using nlohmann::json;
+	json devices = json::array(), contexts = json::array();
+	for (const auto &d : snap.devices) {
+		json chiplets = json::array();
+		for (const auto &c : d.chiplets)
+			chiplets.push_back({{"index", c.index},
+					    {"memory", {{"total", c.memory_total}, {"used", c.memory_used},
+							{"placed", c.memory_placed}}},
+					    {"engines", c.engines},
+					    {"engine_resets", c.engine_resets}});
+		devices.push_back({
+			{"npu", d.npu.index},
+			{"name", d.npu.name},
+			{"sku", d.npu.sku},
+			{"uuid", d.npu.uuid},
+			{"device", fmt::format("rbln{}", d.npu.index)},
+			{"node", d.npu.node},
+			{"status", d.npu.status},
+			{"firmware_version", d.firmware_version},
+			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node}}},
+			{"temperature_c", d.temperature_c},
+			{"power_w", d.power_w},
+			{"pstate", d.pstate},
+			{"utilization_percent", d.utilization},
+			{"memory", {{"total", d.npu.memory_total}, {"used", d.memory_used},
+				    {"placed", d.memory_placed}}},
+			{"chiplet_count", d.npu.chiplet_count},
+			{"chiplets", chiplets},
+		});
+	}
+	for (const auto &c : snap.contexts)
+		contexts.push_back({{"npu", c.npu},
+				    {"client_id", c.client.client_id},
+				    {"pid", c.client.creator_pid},
+				    {"process", c.client.creator_comm},
+				    {"uid", c.client.uid},
+				    {"memory", c.client.device_memory},
+				    {"acquired", c.client.acquired},
+				    {"stale", c.client.stale},
+				    {"revoked", c.client.revoked},
+				    {"idle_ns", c.client.idle.count()}});
+	json doc = {{"schema_version", 1},
+		    {"driver_version", snap.driver_version},
+		    {"devices", devices},
+		    {"contexts", contexts},
+		    {"notes", snap.notes}};
+	return doc.dump(2) + "\n";
+}
+
+static std::string field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
+{
+	if (f == "npu") return std::to_string(d.npu.index);
+	if (f == "name") return d.npu.name;
+	if (f == "uuid") return d.npu.uuid;
+	if (f == "pci.bus_id") return d.npu.pci_bus_id;
+	if (f == "status") return d.npu.status;
+	if (f == "temperature") return std::to_string(d.temperature_c);
+	if (f == "power") return fmt::format("{:.1f}", d.power_w);
+	if (f == "pstate") return d.pstate;
+	if (f == "memory.used") return std::to_string(d.memory_used);
+	if (f == "memory.total") return std::to_string(d.npu.memory_total);
+	if (f == "utilization") return std::to_string(d.utilization);
+	if (f == "driver_version") return snap.driver_version;
+	return "";
+}
+
+std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header)
+{
+	std::string out;
+	if (header)
+		out += fmt::format("{}\n", fmt::join(fields, ", "));
+	for (const auto &d : snap.devices) {
+		std::vector<std::string> values;
+		for (const auto &f : fields)
+			values.push_back(field_value(snap, d, f));
+		out += fmt::format("{}\n", fmt::join(values, ", "));
+	}
+	return out;
+}
+
+} // namespace rbln::smi

@@ -1,0 +1,22 @@
+// The ways rbln-smi prints a snapshot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "snapshot.hpp"
+
+namespace rbln::smi {
+
+// The boxed Device Information and Context Information tables (78 columns);
+// with @full, each device's chiplets too.
+std::string render_table(const Snapshot &snap, bool full);
+// JSON, schema_version 1: see docs/rbln-smi.md.
+std::string render_json(const Snapshot &snap);
+// --query: one line per NPU.
+std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header);
+
+// "0 / 64 MiB", "1.5 / 15.7 GiB": one unit per field, picked by the total.
+std::string memory_text(uint64_t used, uint64_t total);
+
+} // namespace rbln::smi
