@@ -166,3 +166,40 @@ TEST(Smi, EventsStreamUntilCount)
 	EXPECT_EQ(out, "{\"event\":\"device_added\",\"npu\":15}\n"
 		       "{\"event\":\"device_removed\",\"npu\":15}\n");
 }
+
+TEST(Smi, DiagnoseReportsTheRealSetup)
+{
+	const std::string bin = std::getenv("RBLN_SMI");
+	const std::string libdir = bin.substr(0, bin.rfind("/tools/")) + "/libdevmgr";
+	FILE *p = popen(("LD_LIBRARY_PATH=" + libdir + " RBLN_VISIBLE_DEVICES=1 " + bin +
+			 " diagnose --json 2>&1").c_str(), "r");
+	std::string out;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	ASSERT_EQ(pclose(p), 0) << out;
+	auto r = nlohmann::json::parse(out);
+
+	EXPECT_EQ(r["module"]["loaded"], true);
+	EXPECT_EQ(r["module"]["version"], read_file("/sys/module/rbln/version").value_or("?"));
+	EXPECT_EQ(r["module"]["parameters"]["sim_devices"], "atom,rebel100");
+	ASSERT_EQ(r["device_nodes"].size(), 2u);
+	for (const auto &node : r["device_nodes"]) {
+		EXPECT_EQ(node["present"], true);
+		EXPECT_EQ(node["mode"], "0660");
+		EXPECT_EQ(node["group"], "rbln");
+		EXPECT_EQ(node["can_open"], true) << "root";
+		EXPECT_TRUE(node["rbln_link"].is_string());
+	}
+	EXPECT_EQ(r["udev"]["rules"], "/etc/udev/rules.d/70-rbln.rules");
+	EXPECT_EQ(r["abi"]["verdict"], "ok");
+	EXPECT_EQ(r["abi"]["driver_version"], r["abi"]["built_against"]);
+	EXPECT_EQ(r["environment"]["RBLN_VISIBLE_DEVICES"], "1");
+	EXPECT_NE(r["grouping"]["plan"].get<std::string>().find("0              | 1 "), std::string::npos);
+	EXPECT_EQ(r["library"]["loads"], libdir + "/librbln_devmgr.so.0");
+	ASSERT_FALSE(r["library"]["candidates"].empty());
+	EXPECT_EQ(r["library"]["candidates"][0]["path"], libdir + "/librbln_devmgr.so.0");
+	EXPECT_EQ(r["library"]["candidates"][0]["loadable"], true);
+	EXPECT_TRUE(r["processes"].is_array()) << "root can read them";
+}

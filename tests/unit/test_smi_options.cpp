@@ -38,7 +38,10 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, "unknown option '--bogus' (see rbln-smi --help)"},
-		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events; see rbln-smi --help)"},
+		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage; see "
+				 "rbln-smi --help)"},
+		{{"triage"}, "triage needs the error message, quoted: rbln-smi triage \"<error text>\""},
+		{{"diagnose", "--diff", "a.json"}, "--diff needs two reports: rbln-smi diagnose --diff A.json B.json"},
 		{{"-i"}, "-i needs NPUs: indices, uuids or PCI bus ids, comma-separated (e.g. -i 0,2)"},
 		{{"-i", "0,,1"}, "-i '0,,1': empty entry"},
 		{{"--query", "npu,colour"}, "--query: unknown field 'colour'; valid: npu,name,uuid,pci.bus_id,"

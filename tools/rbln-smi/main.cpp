@@ -1,13 +1,16 @@
 // rbln-smi: the RBLN NPUs of this host, their processes, and actions on them.
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <cstdio>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnose.hpp"
 #include "options.hpp"
+#include "triage.hpp"
 #include "rbln/enumerate.hpp"
 #include "rbln/events.hpp"
 #include "snapshot.hpp"
@@ -83,6 +86,43 @@ int reclaim(const Options &o)
 	return rc;
 }
 
+int diagnose(const Options &o)
+{
+	if (!o.diff.empty()) {
+		nlohmann::json a, b;
+		for (auto [path, out] : {std::pair{o.diff[0], &a}, std::pair{o.diff[1], &b}}) {
+			std::ifstream in(path);
+			if (!in) {
+				fmt::print(stderr, "rbln-smi: cannot read {}\n", path);
+				return kBadArgument;
+			}
+			try {
+				*out = nlohmann::json::parse(in);
+			} catch (const std::exception &e) {
+				fmt::print(stderr, "rbln-smi: {} is not a diagnose --json report: {}\n", path, e.what());
+				return kBadArgument;
+			}
+		}
+		std::string diff = diagnose_diff(a, b);
+		fmt::print("{}", diff.empty() ? "no differences\n" : diff);
+		return kOk;
+	}
+	auto report = diagnose_report();
+	fmt::print("{}", o.json ? report.dump(2) + "\n" : diagnose_text(report));
+	return kOk;
+}
+
+int triage_command(const Options &o)
+{
+	TriageVerdict v = triage(o.message);
+	if (o.json)
+		fmt::print("{}\n", nlohmann::json{{"layer", v.layer}, {"check", v.check},
+						  {"matched", v.matched}}.dump());
+	else
+		fmt::print("layer: {}\ncheck first: {}\n", v.layer, v.check);
+	return kOk;
+}
+
 int events(const Options &o)
 {
 	rbln::EventListener listener;
@@ -146,6 +186,10 @@ int main(int argc, char **argv)
 			return reclaim(o);
 		case Command::events:
 			return events(o);
+		case Command::diagnose:
+			return diagnose(o);
+		case Command::triage:
+			return triage_command(o);
 		case Command::show:
 		case Command::query:
 			return show(o);

@@ -35,12 +35,21 @@ ParseResult parse_options(const std::vector<std::string> &args)
 	auto fail = [](std::string msg) { return ParseResult{std::nullopt, std::move(msg)}; };
 	size_t i = 0;
 	if (!args.empty() && !args[0].starts_with("-")) {
-		if (args[0] == "events")
-			o.command = Command::events;
-		else
-			return fail(fmt::format("unknown command '{}' (commands: events; see rbln-smi --help)",
-						args[0]));
 		i = 1;
+		if (args[0] == "events") {
+			o.command = Command::events;
+		} else if (args[0] == "diagnose") {
+			o.command = Command::diagnose;
+		} else if (args[0] == "triage") {
+			o.command = Command::triage;
+			if (args.size() < 2 || args[1].starts_with("-"))
+				return fail("triage needs the error message, quoted: rbln-smi triage \"<error text>\"");
+			o.message = args[1];
+			i = 2;
+		} else {
+			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage; see "
+						"rbln-smi --help)", args[0]));
+		}
 	}
 	for (; i < args.size(); i++) {
 		std::string a = args[i], value;
@@ -107,6 +116,11 @@ ParseResult parse_options(const std::vector<std::string> &args)
 				return fail(fmt::format("-l '{}': the loop interval must be seconds in (0, 86400]",
 							v.value_or("")));
 			o.loop_seconds = secs;
+		} else if (a == "--diff" && o.command == Command::diagnose) {
+			if (i + 2 >= args.size())
+				return fail("--diff needs two reports: rbln-smi diagnose --diff A.json B.json");
+			o.diff = {args[i + 1], args[i + 2]};
+			i += 2;
 		} else if ((a == "--count" || a == "--timeout") && o.command == Command::events) {
 			auto v = take();
 			unsigned long n = 0;
@@ -134,6 +148,8 @@ std::string help_text()
 {
 	return fmt::format(R"(Usage: rbln-smi [OPTIONS]
        rbln-smi events [--json] [--count N] [--timeout SECONDS]
+       rbln-smi diagnose [--json] | diagnose --diff A.json B.json
+       rbln-smi triage "<error message>" [--json]
 
 Shows the RBLN NPUs of this host, their processes, and acts on them.
 
@@ -153,6 +169,12 @@ Actions:
       --reclaim       reclaim stale clients (their process exited but the file
                       lives on): root reclaims any, others their own; with -i
   events              stream driver events until interrupted (or --count N)
+  diagnose            environment report (host, module, DKMS, device nodes, udev
+                      rules, library candidates, ABI verdict, RBLN_* variables,
+                      grouping, container, processes); works without the driver;
+                      anything missing shows as MISSING (null in --json)
+  diagnose --diff A B what changed between two --json reports, one line each
+  triage "<message>"  which layer an error message points at, what to check first
 
 Memory is shown in one unit per field (MiB below 1 GiB of total, else GiB).
 

@@ -19,7 +19,7 @@ enum Exit : int {
 	kInUse = 6,		// reset: device in use
 };
 
-enum class Command { show, query, groups, events, reclaim, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, help, version };
 
 struct Options {
 	Command command = Command::show;
@@ -31,6 +31,8 @@ struct Options {
 	std::optional<double> loop_seconds;	// -l
 	std::optional<unsigned> count;		// events --count
 	std::optional<unsigned> timeout_seconds;	// events --timeout
+	std::vector<std::string> diff;		// diagnose --diff A B
+	std::string message;			// triage "<error text>"
 };
 
 struct ParseResult {
