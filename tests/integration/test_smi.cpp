@@ -203,3 +203,17 @@ TEST(Smi, DiagnoseReportsTheRealSetup)
 	EXPECT_EQ(r["library"]["candidates"][0]["loadable"], true);
 	EXPECT_TRUE(r["processes"].is_array()) << "root can read them";
 }
+
+TEST(Smi, SelftestPassesAndReportsFailures)
+{
+	SmiResult r = smi("selftest");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("NPU 0 RBLN-CA12: PASS (1 chiplet(s), 1 MiB round trip intact"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("NPU 1 RBLN-CR03: PASS (4 chiplet(s), 1 MiB round trip intact"), std::string::npos) << r.out;
+
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/fail_next_jobs", "1"), 0);
+	r = smi("selftest -i 1");
+	EXPECT_EQ(r.exit, 1);
+	EXPECT_NE(r.out.find("NPU 1 RBLN-CR03: FAIL (rbln:1: job "), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("the job failed on the device"), std::string::npos) << r.out;
+}

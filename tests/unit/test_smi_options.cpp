@@ -38,7 +38,7 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, "unknown option '--bogus' (see rbln-smi --help)"},
-		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage; see "
+		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage, selftest; see "
 				 "rbln-smi --help)"},
 		{{"triage"}, "triage needs the error message, quoted: rbln-smi triage \"<error text>\""},
 		{{"diagnose", "--diff", "a.json"}, "--diff needs two reports: rbln-smi diagnose --diff A.json B.json"},

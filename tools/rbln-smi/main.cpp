@@ -10,6 +10,7 @@
 
 #include "diagnose.hpp"
 #include "options.hpp"
+#include "selftest.hpp"
 #include "triage.hpp"
 #include "rbln/enumerate.hpp"
 #include "rbln/events.hpp"
@@ -112,6 +113,25 @@ int diagnose(const Options &o)
 	return kOk;
 }
 
+int selftest(const Options &o)
+{
+	auto results = run_selftest(o.ids);
+	bool all = !results.empty();
+	nlohmann::json j = nlohmann::json::array();
+	for (const auto &r : results) {
+		all &= r.passed;
+		if (o.json)
+			j.push_back({{"npu", r.npu}, {"name", r.name}, {"passed", r.passed}, {"detail", r.detail}});
+		else
+			fmt::print("NPU {} {}: {} ({})\n", r.npu, r.name, r.passed ? "PASS" : "FAIL", r.detail);
+	}
+	if (o.json)
+		fmt::print("{}\n", j.dump(2));
+	else if (results.empty())
+		fmt::print("no NPU to test\n");
+	return results.empty() ? kNoDriver : all ? kOk : kError;
+}
+
 int triage_command(const Options &o)
 {
 	TriageVerdict v = triage(o.message);
@@ -190,6 +210,8 @@ int main(int argc, char **argv)
 			return diagnose(o);
 		case Command::triage:
 			return triage_command(o);
+		case Command::selftest:
+			return selftest(o);
 		case Command::show:
 		case Command::query:
 			return show(o);

@@ -38,6 +38,8 @@ ParseResult parse_options(const std::vector<std::string> &args)
 		i = 1;
 		if (args[0] == "events") {
 			o.command = Command::events;
+		} else if (args[0] == "selftest") {
+			o.command = Command::selftest;
 		} else if (args[0] == "diagnose") {
 			o.command = Command::diagnose;
 		} else if (args[0] == "triage") {
@@ -47,7 +49,7 @@ ParseResult parse_options(const std::vector<std::string> &args)
 			o.message = args[1];
 			i = 2;
 		} else {
-			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage; see "
+			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage, selftest; see "
 						"rbln-smi --help)", args[0]));
 		}
 	}
@@ -150,6 +152,7 @@ std::string help_text()
        rbln-smi events [--json] [--count N] [--timeout SECONDS]
        rbln-smi diagnose [--json] | diagnose --diff A.json B.json
        rbln-smi triage "<error message>" [--json]
+       rbln-smi selftest [-i LIST] [--json]
 
 Shows the RBLN NPUs of this host, their processes, and acts on them.
 
@@ -175,6 +178,8 @@ Actions:
                       anything missing shows as MISSING (null in --json)
   diagnose --diff A B what changed between two --json reports, one line each
   triage "<message>"  which layer an error message points at, what to check first
+  selftest            per NPU: allocate, DMA round trip through every chiplet,
+                      compare, free; a PASS/FAIL line each (exit 1 on a FAIL)
 
 Memory is shown in one unit per field (MiB below 1 GiB of total, else GiB).
 

@@ -19,7 +19,7 @@ enum Exit : int {
 	kInUse = 6,		// reset: device in use
 };
 
-enum class Command { show, query, groups, events, reclaim, diagnose, triage, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, help, version };
 
 struct Options {
 	Command command = Command::show;
