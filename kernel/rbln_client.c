@@ -22,6 +22,7 @@
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_gem.h"
+#include "rbln_job.h"
 
 #define RBLN_CLIENT_ENTRY_MAX	4096
 
@@ -299,5 +300,70 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 	drm_info(drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n", victim->id,
 		 pid_nr(victim->creator), victim->creator_comm, args->freed_bytes);
 	rbln_client_put(victim);
+	return 0;
+}
+
+/* Clears what fault injection and hangs left behind. */
+static void rbln_device_recover(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	atomic_set(&rdev->fail_next_jobs, 0);
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		WRITE_ONCE(rdev->chiplets[i].down, false);
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+			WRITE_ONCE(rdev->chiplets[i].engines[kind].hung, false);
+	}
+	rbln_engines_kick(rdev);
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
+}
+
+int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *caller = file->driver_priv, *client, **victims = NULL;
+	struct drm_rbln_reset *args = data;
+	unsigned int n = 0, i;
+
+	if (args->flags & ~DRM_RBLN_RESET_FORCE || args->revoked)
+		return -EINVAL;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+
+	mutex_lock(&rdev->clients_lock);
+	list_for_each_entry(client, &rdev->clients, link)
+		if (client != caller && !READ_ONCE(client->revoked))
+			n++;
+	if (n && !(args->flags & DRM_RBLN_RESET_FORCE)) {
+		mutex_unlock(&rdev->clients_lock);
+		return -EBUSY;
+	}
+	if (n) {
+		victims = kcalloc(n, sizeof(*victims), GFP_KERNEL);
+		if (!victims) {
+			mutex_unlock(&rdev->clients_lock);
+			return -ENOMEM;
+		}
+		i = 0;
+		list_for_each_entry(client, &rdev->clients, link)
+			if (client != caller && !READ_ONCE(client->revoked)) {
+				kref_get(&client->ref);
+				victims[i++] = client;
+			}
+	}
+	mutex_unlock(&rdev->clients_lock);
+
+	for (i = 0; i < n; i++) {
+		u64 freed = rbln_client_revoke(victims[i]);
+
+		rbln_client_event(victims[i], RBLN_GENL_EVENT_RECLAIMED, freed);
+		rbln_client_put(victims[i]);
+	}
+	kfree(victims);
+	rbln_device_recover(rdev);
+	args->revoked = n;
+	drm_info(drm, "reset (%u open file(s) revoked)\n", n);
+	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_RESET,
+					      .device = rdev->info.index });
 	return 0;
 }

@@ -51,6 +51,7 @@ int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file
 int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* rbln_job.c: cancel queued jobs, wait for running ones, forget the rest. */
 void rbln_client_drain_jobs(struct rbln_client *client);

@@ -43,6 +43,7 @@ RBLN_IOCTL_CHECKED(rbln_ioctl_acquire)
 RBLN_IOCTL_CHECKED(rbln_ioctl_release)
 RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
 RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
+RBLN_IOCTL_CHECKED(rbln_ioctl_reset)
 
 #define RBLN_IOCTL_DEF(name, func) \
 	DRM_IOCTL_DEF_DRV(name, func##_checked, DRM_RENDER_ALLOW)
@@ -59,6 +60,7 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	RBLN_IOCTL_DEF(RBLN_RELEASE, rbln_ioctl_release),
 	RBLN_IOCTL_DEF(RBLN_LIST_CLIENTS, rbln_ioctl_list_clients),
 	RBLN_IOCTL_DEF(RBLN_RECLAIM, rbln_ioctl_reclaim),
+	RBLN_IOCTL_DEF(RBLN_RESET, rbln_ioctl_reset),
 };
 
 static const struct file_operations rbln_fops = {
@@ -334,6 +336,7 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client) != 56);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_list_clients) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_reclaim) != 24);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_reset) != 8);
 
 	ret = rbln_events_init();
 	if (ret)

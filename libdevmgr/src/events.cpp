@@ -24,6 +24,7 @@ const char *to_string(DriverEvent::Type type)
 	case DriverEvent::Type::job_timeout: return "job_timeout";
 	case DriverEvent::Type::fault: return "fault";
 	case DriverEvent::Type::memory_error: return "memory_error";
+	case DriverEvent::Type::reset: return "reset";
 	}
 	return "unknown";
 }

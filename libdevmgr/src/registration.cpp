@@ -134,6 +134,26 @@ uint64_t Device::reclaim(uint64_t client_id, bool force)
 	return args.freed_bytes;
 }
 
+unsigned Device::reset(bool force)
+{
+	drm_rbln_reset args{};
+	args.flags = force ? DRM_RBLN_RESET_FORCE : 0;
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_RESET, &args)) {
+		if (err != EBUSY)
+			fail(err, fmt::format("{}: cannot reset: {}", name(),
+					      err == EPERM ? "only root may reset a device"
+							   : detail::errno_text(err)));
+		std::vector<std::string> who;
+		for (const auto &c : clients())
+			if (!c.self && !c.revoked)
+				who.push_back(fmt::format("PID {} ({}{})", c.creator_pid, c.creator_comm,
+							  c.stale ? ", exited: stale" : ""));
+		fail(err, fmt::format("{}: in use by {}; stop them, or force the reset, which revokes "
+				      "their access", name(), fmt::join(who, ", ")));
+	}
+	return args.revoked;
+}
+
 void Device::release()
 {
 	drm_rbln_acquire args{};

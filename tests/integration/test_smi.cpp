@@ -217,3 +217,25 @@ TEST(Smi, SelftestPassesAndReportsFailures)
 	EXPECT_NE(r.out.find("NPU 1 RBLN-CR03: FAIL (rbln:1: job "), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("the job failed on the device"), std::string::npos) << r.out;
 }
+
+TEST(Smi, ResetRefusesWhileInUseAndForceRevokes)
+{
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "2"), 0);
+	EXPECT_EQ(read_file(sim_device(1)->sysfs + "/status"), "FAULT");
+	SmiResult r = smi("reset -i 1");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_EQ(r.out, "NPU 1: reset\n");
+	EXPECT_EQ(read_file(sim_device(1)->sysfs + "/status"), "READY");
+
+	Fd holder = open_node(sim_device(1)->node);
+	r = smi("reset -i 1");
+	EXPECT_EQ(r.exit, 6) << "in use";
+	EXPECT_NE(r.out.find("rbln:1: in use by PID " + std::to_string(getpid()) + " (rbln_integratio)"),
+		  std::string::npos) << r.out;
+	r = smi("reset -i 1 --force");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out, "NPU 1: reset (1 open file(s) revoked)\n");
+	uint64_t v;
+	EXPECT_EQ(get_param(holder.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
+	EXPECT_EQ(smi("reset").exit, 2);
+}

@@ -38,8 +38,9 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, "unknown option '--bogus' (see rbln-smi --help)"},
-		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage, selftest; see "
+		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage, selftest, reset; see "
 				 "rbln-smi --help)"},
+		{{"reset"}, "reset needs the NPUs to reset: rbln-smi reset -i N [--force]"},
 		{{"triage"}, "triage needs the error message, quoted: rbln-smi triage \"<error text>\""},
 		{{"diagnose", "--diff", "a.json"}, "--diff needs two reports: rbln-smi diagnose --diff A.json B.json"},
 		{{"-i"}, "-i needs NPUs: indices, uuids or PCI bus ids, comma-separated (e.g. -i 0,2)"},

@@ -125,6 +125,9 @@ TEST(UapiAbi, ClientListLayouts)
 	EXPECT_FIELD(drm_rbln_reclaim, flags, 8);
 	EXPECT_FIELD(drm_rbln_reclaim, reserved, 12);
 	EXPECT_FIELD(drm_rbln_reclaim, freed_bytes, 16);
+	EXPECT_EQ(sizeof(drm_rbln_reset), 8u);
+	EXPECT_FIELD(drm_rbln_reset, flags, 0);
+	EXPECT_FIELD(drm_rbln_reset, revoked, 4);
 	EXPECT_EQ(sizeof(drm_rbln_list_clients), 24u);
 	EXPECT_FIELD(drm_rbln_list_clients, flags, 0);
 	EXPECT_FIELD(drm_rbln_list_clients, count, 4);
@@ -146,6 +149,7 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_RELEASE, 0xc0086448ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_RECLAIM, 0xc018644aul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_RESET, 0xc008644bul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)
@@ -171,4 +175,5 @@ TEST(UapiAbi, EnumValuesAreStable)
 	EXPECT_EQ(RBLN_GENL_ATTR_BYTES, 8);
 	EXPECT_EQ(RBLN_GENL_EVENT_DEVICE_ADDED, 1);
 	EXPECT_EQ(RBLN_GENL_EVENT_MEMORY_ERROR, 8);
+	EXPECT_EQ(RBLN_GENL_EVENT_RESET, 9);
 }

@@ -132,6 +132,17 @@ int selftest(const Options &o)
 	return results.empty() ? kNoDriver : all ? kOk : kError;
 }
 
+int reset(const Options &o)
+{
+	for (const auto &id : o.ids) {
+		auto npu = rbln::find_npu(id);
+		unsigned revoked = rbln::Device::open_path(npu.node).reset(o.force);
+		fmt::print("NPU {}: reset{}\n", npu.index,
+			   revoked ? fmt::format(" ({} open file(s) revoked)", revoked) : std::string());
+	}
+	return kOk;
+}
+
 int triage_command(const Options &o)
 {
 	TriageVerdict v = triage(o.message);
@@ -212,6 +223,8 @@ int main(int argc, char **argv)
 			return triage_command(o);
 		case Command::selftest:
 			return selftest(o);
+		case Command::reset:
+			return reset(o);
 		case Command::show:
 		case Command::query:
 			return show(o);

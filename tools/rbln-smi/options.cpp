@@ -38,6 +38,8 @@ ParseResult parse_options(const std::vector<std::string> &args)
 		i = 1;
 		if (args[0] == "events") {
 			o.command = Command::events;
+		} else if (args[0] == "reset") {
+			o.command = Command::reset;
 		} else if (args[0] == "selftest") {
 			o.command = Command::selftest;
 		} else if (args[0] == "diagnose") {
@@ -49,7 +51,7 @@ ParseResult parse_options(const std::vector<std::string> &args)
 			o.message = args[1];
 			i = 2;
 		} else {
-			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage, selftest; see "
+			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage, selftest, reset; see "
 						"rbln-smi --help)", args[0]));
 		}
 	}
@@ -118,6 +120,8 @@ ParseResult parse_options(const std::vector<std::string> &args)
 				return fail(fmt::format("-l '{}': the loop interval must be seconds in (0, 86400]",
 							v.value_or("")));
 			o.loop_seconds = secs;
+		} else if (a == "--force" && o.command == Command::reset) {
+			o.force = true;
 		} else if (a == "--diff" && o.command == Command::diagnose) {
 			if (i + 2 >= args.size())
 				return fail("--diff needs two reports: rbln-smi diagnose --diff A.json B.json");
@@ -139,6 +143,8 @@ ParseResult parse_options(const std::vector<std::string> &args)
 			return fail(fmt::format("unknown option '{}' (see rbln-smi --help)", args[i]));
 		}
 	}
+	if (o.command == Command::reset && o.ids.empty())
+		return fail("reset needs the NPUs to reset: rbln-smi reset -i N [--force]");
 	if (o.csv && o.command != Command::query)
 		return fail("--format csv goes with --query FIELDS");
 	if (o.command == Command::query && !o.csv && !o.json)
@@ -153,6 +159,7 @@ std::string help_text()
        rbln-smi diagnose [--json] | diagnose --diff A.json B.json
        rbln-smi triage "<error message>" [--json]
        rbln-smi selftest [-i LIST] [--json]
+       rbln-smi reset -i LIST [--force]
 
 Shows the RBLN NPUs of this host, their processes, and acts on them.
 
@@ -178,6 +185,9 @@ Actions:
                       anything missing shows as MISSING (null in --json)
   diagnose --diff A B what changed between two --json reports, one line each
   triage "<message>"  which layer an error message points at, what to check first
+  reset -i LIST       (root) back to READY: engines, chiplets and faults cleared;
+                      refused while processes have the NPU open (it says which)
+                      unless --force, which revokes their access
   selftest            per NPU: allocate, DMA round trip through every chiplet,
                       compare, free; a PASS/FAIL line each (exit 1 on a FAIL)
 

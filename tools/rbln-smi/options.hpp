@@ -19,7 +19,7 @@ enum Exit : int {
 	kInUse = 6,		// reset: device in use
 };
 
-enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, help, version };
 
 struct Options {
 	Command command = Command::show;
@@ -28,6 +28,7 @@ struct Options {
 	std::vector<std::string> ids;		// -i
 	std::vector<std::string> query_fields;	// --query
 	bool csv = false, csv_header = true;	// --format csv[,noheader]
+	bool force = false;			// reset --force
 	std::optional<double> loop_seconds;	// -l
 	std::optional<unsigned> count;		// events --count
 	std::optional<unsigned> timeout_seconds;	// events --timeout

@@ -197,6 +197,7 @@ typedef enum rbln_event_type {
 	RBLN_EVENT_JOB_TIMEOUT = 6,
 	RBLN_EVENT_FAULT = 7,
 	RBLN_EVENT_MEMORY_ERROR = 8,
+	RBLN_EVENT_RESET = 9,
 } rbln_event_type;
 
 /* Absent attributes are -1 (chiplet, engine, pid) or 0 (client, bytes). */

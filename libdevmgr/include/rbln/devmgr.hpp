@@ -215,6 +215,10 @@ public:
 	// Revokes a stale client (force: any client, root only); returns the
 	// device memory freed.  Its file then gets ENODEV, its mappings SIGBUS.
 	uint64_t reclaim(uint64_t client_id, bool force = false);
+	// Root: back to READY (engines, chiplets, faults cleared).  Throws
+	// Errc::busy naming the processes that have it open, unless @force,
+	// which revokes them.  Returns how many were revoked.
+	unsigned reset(bool force = false);
 
 	Buffer allocate(uint64_t size, Placement placement = Placement::on_chiplet(0),
 			AllocMode mode = AllocMode::lazy);

@@ -21,6 +21,7 @@ struct DriverEvent {
 		job_timeout = 6,	// the engine was reset
 		fault = 7,
 		memory_error = 8,
+		reset = 9,
 	};
 	Type type;
 	unsigned device;			// NPU index

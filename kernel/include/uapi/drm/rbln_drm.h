@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		6
+#define DRM_RBLN_UAPI_VERSION		7
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -43,6 +43,7 @@ extern "C" {
 #define DRM_RBLN_RELEASE		0x08
 #define DRM_RBLN_LIST_CLIENTS		0x09
 #define DRM_RBLN_RECLAIM		0x0a
+#define DRM_RBLN_RESET			0x0b
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -66,6 +67,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_LIST_CLIENTS, struct drm_rbln_list_clients)
 #define DRM_IOCTL_RBLN_RECLAIM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RECLAIM, struct drm_rbln_reclaim)
+#define DRM_IOCTL_RBLN_RESET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RESET, struct drm_rbln_reset)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -339,6 +342,21 @@ struct drm_rbln_reclaim {
 	__u64 freed_bytes;	/* out: device memory returned */
 };
 
+/* drm_rbln_reset.flags */
+#define DRM_RBLN_RESET_FORCE		(1U << 0)	/* revoke the other open files first */
+
+/*
+ * DRM_IOCTL_RBLN_RESET (CAP_SYS_ADMIN): brings the device back to READY:
+ * engines and chiplets up, injected faults cleared.  -EBUSY while other open
+ * files exist (LIST_CLIENTS says which) unless DRM_RBLN_RESET_FORCE, which
+ * revokes them as RECLAIM does.  -EPERM without CAP_SYS_ADMIN; -EINVAL for
+ * unknown flags or reserved set.
+ */
+struct drm_rbln_reset {
+	__u32 flags;		/* in: DRM_RBLN_RESET_* */
+	__u32 revoked;		/* in: 0; out: open files revoked */
+};
+
 /*
  * Driver events: generic netlink family RBLN_GENL_NAME, multicast group
  * RBLN_GENL_MCGRP_EVENTS, one RBLN_GENL_CMD_EVENT message per event with
@@ -377,6 +395,7 @@ enum rbln_genl_event {
 	RBLN_GENL_EVENT_JOB_TIMEOUT	= 6,	/* + CHIPLET, ENGINE, CLIENT: the engine was reset */
 	RBLN_GENL_EVENT_FAULT		= 7,	/* the device's status became FAULT */
 	RBLN_GENL_EVENT_MEMORY_ERROR	= 8,	/* + CHIPLET */
+	RBLN_GENL_EVENT_RESET		= 9,	/* the device was reset */
 };
 
 #if defined(__cplusplus)
