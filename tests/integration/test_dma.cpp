@@ -449,3 +449,27 @@ TEST_F(Dma, TracepointsFollowAJob)
 	free_buffer(fd, a);
 	free_buffer(fd, b);
 }
+
+// Utilisation comes from the engines' real busy time, and the simulated
+// sensors follow it: idle reads 0% P14, a busy second reads > 0% P2, hotter.
+TEST_F(Dma, UtilizationFollowsRealBusyTime)
+{
+	const std::string dev = sim_device(1)->sysfs;
+	read_file(dev + "/utilization");	// close the current window
+	usleep(1'100'000);
+	EXPECT_EQ(read_file(dev + "/utilization"), "0");
+	EXPECT_EQ(read_file(dev + "/pstate"), "P14");
+	const auto idle_temp = std::stol(read_file(dev + "/temperature").value_or("0"));
+
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 4 * kMiB, 0, 0), b = make_buffer(fd, 4 * kMiB, 0, 1);
+	auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+	while (std::chrono::steady_clock::now() < until)
+		ASSERT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {a.handle, b.handle, 0, 0, 4 * kMiB}), 0);
+	const auto util = std::stoul(read_file(dev + "/utilization").value_or("0"));
+	EXPECT_GT(util, 10u) << "a second of back-to-back copies";
+	EXPECT_EQ(read_file(dev + "/pstate"), "P2");
+	EXPECT_GT(std::stol(read_file(dev + "/temperature").value_or("0")), idle_temp);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}

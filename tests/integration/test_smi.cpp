@@ -239,3 +239,26 @@ TEST(Smi, ResetRefusesWhileInUseAndForceRevokes)
 	EXPECT_EQ(get_param(holder.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
 	EXPECT_EQ(smi("reset").exit, 2);
 }
+
+TEST(Smi, DmonAndTopo)
+{
+	// Utilisation is measured over windows of >= 1 s of real engine busy time:
+	// close the window that saw earlier tests' jobs, so the device reads idle.
+	read_file(sim_device(1)->sysfs + "/utilization");
+	usleep(1'100'000);
+	SmiResult r = smi("dmon --count 2 -d 0.1 -i 1");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out, "# npu  temp  power pstate  util  mem_used mem_total status\n"
+			 "# idx     C      W           %       MiB       MiB\n"
+			 "    1    32   60.0    P14     0         0        64 READY\n"
+			 "    1    32   60.0    P14     0         0        64 READY\n");
+	r = smi("topo -i 1");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out.substr(0, r.out.find("\n\n")),
+		  "NPU 1 RBLN-CR03 (0000:02:00.0, NUMA node 0)\n"
+		  "            C0     C1     C2     C3    Host\n"
+		  "  C0         X    D2D    D2D    D2D   EHDMA\n"
+		  "  C1       D2D      X    D2D    D2D  via C0\n"
+		  "  C2       D2D    D2D      X    D2D  via C0\n"
+		  "  C3       D2D    D2D    D2D      X  via C0");
+}

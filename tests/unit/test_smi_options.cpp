@@ -38,7 +38,7 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, "unknown option '--bogus' (see rbln-smi --help)"},
-		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, diagnose, triage, selftest, reset; see "
+		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, dmon, topo, diagnose, triage, selftest, reset; see "
 				 "rbln-smi --help)"},
 		{{"reset"}, "reset needs the NPUs to reset: rbln-smi reset -i N [--force]"},
 		{{"triage"}, "triage needs the error message, quoted: rbln-smi triage \"<error text>\""},

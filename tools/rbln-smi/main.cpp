@@ -143,6 +143,21 @@ int reset(const Options &o)
 	return kOk;
 }
 
+int dmon(const Options &o)
+{
+	for (unsigned i = 0; !g_stop && (!o.count || i < *o.count); i++) {
+		if (i) {
+			auto until = std::chrono::steady_clock::now() +
+				     std::chrono::duration<double>(o.delay_seconds);
+			while (!g_stop && std::chrono::steady_clock::now() < until)
+				std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		}
+		fmt::print("{}", render_dmon(take_snapshot(o.ids, false), i % 20 == 0));
+		std::fflush(stdout);
+	}
+	return kOk;
+}
+
 int triage_command(const Options &o)
 {
 	TriageVerdict v = triage(o.message);
@@ -225,6 +240,11 @@ int main(int argc, char **argv)
 			return selftest(o);
 		case Command::reset:
 			return reset(o);
+		case Command::dmon:
+			return dmon(o);
+		case Command::topo:
+			fmt::print("{}", render_topo(take_snapshot(o.ids, false)));
+			return kOk;
 		case Command::show:
 		case Command::query:
 			return show(o);

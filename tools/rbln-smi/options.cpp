@@ -38,6 +38,10 @@ ParseResult parse_options(const std::vector<std::string> &args)
 		i = 1;
 		if (args[0] == "events") {
 			o.command = Command::events;
+		} else if (args[0] == "dmon") {
+			o.command = Command::dmon;
+		} else if (args[0] == "topo") {
+			o.command = Command::topo;
 		} else if (args[0] == "reset") {
 			o.command = Command::reset;
 		} else if (args[0] == "selftest") {
@@ -51,7 +55,7 @@ ParseResult parse_options(const std::vector<std::string> &args)
 			o.message = args[1];
 			i = 2;
 		} else {
-			return fail(fmt::format("unknown command '{}' (commands: events, diagnose, triage, selftest, reset; see "
+			return fail(fmt::format("unknown command '{}' (commands: events, dmon, topo, diagnose, triage, selftest, reset; see "
 						"rbln-smi --help)", args[0]));
 		}
 	}
@@ -127,7 +131,16 @@ ParseResult parse_options(const std::vector<std::string> &args)
 				return fail("--diff needs two reports: rbln-smi diagnose --diff A.json B.json");
 			o.diff = {args[i + 1], args[i + 2]};
 			i += 2;
-		} else if ((a == "--count" || a == "--timeout") && o.command == Command::events) {
+		} else if (a == "-d" && o.command == Command::dmon) {
+			auto v = take();
+			char *end = nullptr;
+			double secs = v ? std::strtod(v->c_str(), &end) : 0;
+			if (!v || end == v->c_str() || *end || !(secs > 0 && secs <= 3600))
+				return fail(fmt::format("-d '{}': the interval must be seconds in (0, 3600]",
+							v.value_or("")));
+			o.delay_seconds = secs;
+		} else if ((a == "--count" && (o.command == Command::events || o.command == Command::dmon)) ||
+			   (a == "--timeout" && o.command == Command::events)) {
 			auto v = take();
 			unsigned long n = 0;
 			try {
@@ -160,6 +173,8 @@ std::string help_text()
        rbln-smi triage "<error message>" [--json]
        rbln-smi selftest [-i LIST] [--json]
        rbln-smi reset -i LIST [--force]
+       rbln-smi dmon [-i LIST] [-d SECONDS] [--count N]
+       rbln-smi topo [-i LIST]
 
 Shows the RBLN NPUs of this host, their processes, and acts on them.
 
@@ -179,6 +194,9 @@ Actions:
       --reclaim       reclaim stale clients (their process exited but the file
                       lives on): root reclaims any, others their own; with -i
   events              stream driver events until interrupted (or --count N)
+  dmon                one line per NPU every -d SECONDS (default 1), --count N times
+  topo                chiplets of each NPU and how they connect (die-to-die links,
+                      the host link through chiplet 0), with PCI bus id and NUMA node
   diagnose            environment report (host, module, DKMS, device nodes, udev
                       rules, library candidates, ABI verdict, RBLN_* variables,
                       grouping, container, processes); works without the driver;

@@ -19,7 +19,7 @@ enum Exit : int {
 	kInUse = 6,		// reset: device in use
 };
 
-enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, topo, help, version };
 
 struct Options {
 	Command command = Command::show;
@@ -30,7 +30,8 @@ struct Options {
 	bool csv = false, csv_header = true;	// --format csv[,noheader]
 	bool force = false;			// reset --force
 	std::optional<double> loop_seconds;	// -l
-	std::optional<unsigned> count;		// events --count
+	std::optional<unsigned> count;		// events/dmon --count
+	double delay_seconds = 1;		// dmon -d
 	std::optional<unsigned> timeout_seconds;	// events --timeout
 	std::vector<std::string> diff;		// diagnose --diff A B
 	std::string message;			// triage "<error text>"

@@ -164,6 +164,43 @@ std::string render_json(const Snapshot &snap)
 	return doc.dump(2) + "\n";
 }
 
+std::string render_dmon(const Snapshot &snap, bool header)
+{
+	std::string out;
+	if (header)
+		out += "# npu  temp  power pstate  util  mem_used mem_total status\n"
+		       "# idx     C      W           %       MiB       MiB\n";
+	for (const auto &d : snap.devices)
+		out += fmt::format("{:>5} {:>5} {:>6.1f} {:>6} {:>5} {:>9} {:>9} {}\n", d.npu.index,
+				   d.temperature_c, d.power_w, d.pstate, d.utilization, d.memory_used >> 20,
+				   d.npu.memory_total >> 20, d.npu.status);
+	return out;
+}
+
+std::string render_topo(const Snapshot &snap)
+{
+	std::string out;
+	for (const auto &d : snap.devices) {
+		const unsigned n = d.npu.chiplet_count;
+		out += fmt::format("NPU {} {} ({}, NUMA node {})\n", d.npu.index, d.npu.name, d.npu.pci_bus_id,
+				   d.numa_node);
+		out += "       ";
+		for (unsigned c = 0; c < n; c++)
+			out += fmt::format("{:>7}", fmt::format("C{}", c));
+		out += fmt::format("{:>8}\n", "Host");
+		for (unsigned r = 0; r < n; r++) {
+			out += fmt::format("  {:<5}", fmt::format("C{}", r));
+			for (unsigned c = 0; c < n; c++)
+				out += fmt::format("{:>7}", r == c ? "X" : "D2D");
+			out += fmt::format("{:>8}\n", r == 0 ? "EHDMA" : "via C0");
+		}
+		out += "\n";
+	}
+	out += "Legend: D2D die-to-die link between chiplets (UCIe); EHDMA External HDMA, the host\n"
+	       "link, on chiplet 0 only: other chiplets reach the host through chiplet 0's Task DMA.\n";
+	return out;
+}
+
 static std::string field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
 {
 	if (f == "npu") return std::to_string(d.npu.index);

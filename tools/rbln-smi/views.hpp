@@ -16,6 +16,11 @@ std::string render_json(const Snapshot &snap);
 // --query: one line per NPU.
 std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header);
 
+// dmon: a header (with @header) and one line per NPU.
+std::string render_dmon(const Snapshot &snap, bool header);
+// topo: the chiplet link matrix of each NPU.
+std::string render_topo(const Snapshot &snap);
+
 // "0 / 64 MiB", "1.5 / 15.7 GiB": one unit per field, picked by the total.
 std::string memory_text(uint64_t used, uint64_t total);
 
