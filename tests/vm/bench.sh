@@ -2,8 +2,9 @@
 # make bench, inside the VM: one Rebel100 with its nominal memory, then the
 # benchmark; the JSON lands in the VM's output directory.
 set -u
-export RBLN_KO_PARAMS="sim_devices=rebel100"
+export RBLN_KO_PARAMS="sim_devices=rebel100"  # NPU 0; bench-smi.sh adds more
 # shellcheck source=tests/vm/setup-node.sh
 . "$(dirname "$0")/setup-node.sh"
 setup_node || exit 1
-"$build/cmake/tests/bench/rbln_bench" /run/vm/bench.json
+"$build/cmake/tests/bench/rbln_bench" /run/vm/bench.json || exit 1
+"$(dirname "$0")/bench-smi.sh" "$build/cmake/tools/rbln-smi/rbln-smi"
