@@ -108,6 +108,7 @@ void rbln_sysfs_fini(struct rbln_device *rdev);
 struct drm_file;
 int rbln_ioctl_get_param(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_device_status(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* rbln_debugfs.c */
 void rbln_debugfs_init(void);

@@ -44,6 +44,7 @@ RBLN_IOCTL_CHECKED(rbln_ioctl_release)
 RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
 RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
 RBLN_IOCTL_CHECKED(rbln_ioctl_reset)
+RBLN_IOCTL_CHECKED(rbln_ioctl_device_status)
 
 #define RBLN_IOCTL_DEF(name, func) \
 	DRM_IOCTL_DEF_DRV(name, func##_checked, DRM_RENDER_ALLOW)
@@ -61,6 +62,7 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	RBLN_IOCTL_DEF(RBLN_LIST_CLIENTS, rbln_ioctl_list_clients),
 	RBLN_IOCTL_DEF(RBLN_RECLAIM, rbln_ioctl_reclaim),
 	RBLN_IOCTL_DEF(RBLN_RESET, rbln_ioctl_reset),
+	RBLN_IOCTL_DEF(RBLN_DEVICE_STATUS, rbln_ioctl_device_status),
 };
 
 static const struct file_operations rbln_fops = {
@@ -337,6 +339,7 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_list_clients) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_reclaim) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_reset) != 8);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_device_status) != 64);
 
 	ret = rbln_events_init();
 	if (ret)

@@ -137,3 +137,30 @@ int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *
 	strscpy(args->driver_version, RBLN_DRIVER_VERSION, sizeof(args->driver_version));
 	return 0;
 }
+
+int rbln_ioctl_device_status(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	struct drm_rbln_device_status *args = data;
+	struct rbln_sensors sensors;
+	int idx;
+
+	if (args->flags || args->reserved)
+		return -EINVAL;
+	/* The hardware may only be asked while the device is alive. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	rdev->hw->read_sensors(rdev, &sensors);
+	drm_dev_exit(idx);
+	memset(args, 0, sizeof(*args));
+	args->status = rbln_device_status(rdev);
+	args->temperature_mc = sensors.temperature_mc;
+	args->utilization = rbln_device_utilization(rdev);
+	args->power_uw = sensors.power_uw;
+	args->pstate = sensors.pstate;
+	args->memory_total = rdev->info.memory_total;
+	args->memory_used = rbln_device_memory_used(rdev);
+	args->memory_placed = rbln_device_memory_placed(rdev);
+	args->busy_ns = rbln_busy_total_ns(&rdev->busy);
+	return 0;
+}

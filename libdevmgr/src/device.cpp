@@ -72,6 +72,7 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 	state->info = DeviceInfo{
 		.index = di.index,
 		.chiplet_count = di.chiplet_count,
+		.numa_node = di.numa_node,
 		.memory_total = di.memory_total,
 		.capabilities = di.capabilities,
 		.name = di.name,
@@ -133,6 +134,17 @@ MemoryUsage Device::memory(std::optional<uint32_t> chiplet) const
 {
 	return {param(DRM_RBLN_PARAM_MEMORY_TOTAL, chiplet), param(DRM_RBLN_PARAM_MEMORY_USED, chiplet),
 		param(DRM_RBLN_PARAM_MEMORY_PLACED, chiplet)};
+}
+
+DeviceStatus Device::status() const
+{
+	static const char *const names[] = {"READY", "BUSY", "INIT", "FAULT", "FINISH"};
+	drm_rbln_device_status st{};
+	if (int err = state_->ioctl(DRM_IOCTL_RBLN_DEVICE_STATUS, &st))
+		fail(err, fmt::format("{}: cannot read its status: {}", name(), detail::errno_text(err)));
+	return {st.status < std::size(names) ? names[st.status] : "UNKNOWN", st.temperature_mc,
+		double(st.power_uw) / 1e6, st.pstate, st.utilization, st.memory_total, st.memory_used,
+		st.memory_placed, st.busy_ns};
 }
 
 ClientUsage Device::usage() const

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <map>
 
+#include <dirent.h>
 #include <libudev.h>
 #include <poll.h>
 #include <unistd.h>
@@ -102,6 +103,32 @@ std::vector<NpuInfo> enumerate_npus()
 		return a.pci_bus_id != b.pci_bus_id ? a.pci_bus_id < b.pci_bus_id : a.index < b.index;
 	});
 	return out;
+}
+
+std::vector<std::string> list_npu_nodes()
+{
+	std::vector<std::string> nodes;
+	for (const auto &[cls, dev] : {std::pair{"accel", "/dev/accel/"}, std::pair{"drm", "/dev/dri/"}}) {
+		const std::string dir = std::string("/sys/class/") + cls;
+		DIR *d = ::opendir(dir.c_str());
+		if (!d)
+			continue;
+		while (dirent *e = ::readdir(d)) {
+			if (!is_npu_node_name(e->d_name))
+				continue;
+			char target[256];
+			std::string link = dir + "/" + e->d_name + "/device/driver";
+			ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = '\0';
+			std::string driver = target;
+			if (driver.substr(driver.rfind('/') + 1) == "rbln")
+				nodes.push_back(dev + std::string(e->d_name));
+		}
+		::closedir(d);
+	}
+	return nodes;
 }
 
 NpuInfo find_npu(const std::string &spec)

@@ -155,7 +155,7 @@ TEST_F(Query, DeviceInfoMatchesSysfs)
 
 // One row per field and rule.
 // The newest param of this header; one past it must be unknown to the driver.
-constexpr uint32_t kLastParam = DRM_RBLN_PARAM_MEMORY_PLACED;
+constexpr uint32_t kLastParam = DRM_RBLN_PARAM_MEMORY_PLACED;	// GET_PARAM's last
 
 struct BadGetParam {
 	const char *why;
@@ -209,4 +209,29 @@ TEST_F(Query, UnknownIoctlIsRejected)
 	unsigned long bad = DRM_IOWR(DRM_COMMAND_BASE + 0x3f, struct drm_rbln_get_param);
 	EXPECT_NE(::ioctl(fd.get(), bad, &args), 0);
 	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(Query, DeviceStatusMatchesSysfs)
+{
+	for (const auto &d : devices_) {
+		Fd fd = open_node(d.node);
+		ASSERT_TRUE(fd);
+		drm_rbln_device_status st{};
+		ASSERT_EQ(ioctl(fd.get(), DRM_IOCTL_RBLN_DEVICE_STATUS, &st), 0);
+		EXPECT_EQ(st.status, sysfs_u64(d, "status_code"));
+		EXPECT_EQ(uint64_t(st.temperature_mc), sysfs_u64(d, "temperature"));
+		EXPECT_EQ(st.power_uw, sysfs_u64(d, "power_draw"));
+		EXPECT_EQ("P" + std::to_string(st.pstate), sysfs_str(d, "pstate"));
+		EXPECT_EQ(st.memory_total, sysfs_u64(d, "memory_total"));
+		EXPECT_EQ(st.memory_used, sysfs_u64(d, "memory_used"));
+		EXPECT_EQ(st.memory_placed, sysfs_u64(d, "memory_placed"));
+		EXPECT_LE(sysfs_u64(d, "busy_ns"), st.busy_ns + 1) << "monotonic";
+
+		drm_rbln_device_status bad{};
+		bad.flags = 1;
+		EXPECT_EQ(ioctl(fd.get(), DRM_IOCTL_RBLN_DEVICE_STATUS, &bad) ? errno : 0, EINVAL);
+		bad = {};
+		bad.reserved = 1;
+		EXPECT_EQ(ioctl(fd.get(), DRM_IOCTL_RBLN_DEVICE_STATUS, &bad) ? errno : 0, EINVAL);
+	}
 }

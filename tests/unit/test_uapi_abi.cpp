@@ -125,6 +125,16 @@ TEST(UapiAbi, ClientListLayouts)
 	EXPECT_FIELD(drm_rbln_reclaim, flags, 8);
 	EXPECT_FIELD(drm_rbln_reclaim, reserved, 12);
 	EXPECT_FIELD(drm_rbln_reclaim, freed_bytes, 16);
+	EXPECT_EQ(sizeof(drm_rbln_device_status), 64u);
+	EXPECT_FIELD(drm_rbln_device_status, flags, 0);
+	EXPECT_FIELD(drm_rbln_device_status, status, 4);
+	EXPECT_FIELD(drm_rbln_device_status, temperature_mc, 8);
+	EXPECT_FIELD(drm_rbln_device_status, utilization, 12);
+	EXPECT_FIELD(drm_rbln_device_status, power_uw, 16);
+	EXPECT_FIELD(drm_rbln_device_status, pstate, 24);
+	EXPECT_FIELD(drm_rbln_device_status, reserved, 28);
+	EXPECT_FIELD(drm_rbln_device_status, memory_total, 32);
+	EXPECT_FIELD(drm_rbln_device_status, busy_ns, 56);
 	EXPECT_EQ(sizeof(drm_rbln_reset), 8u);
 	EXPECT_FIELD(drm_rbln_reset, flags, 0);
 	EXPECT_FIELD(drm_rbln_reset, revoked, 4);
@@ -150,6 +160,7 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_RECLAIM, 0xc018644aul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_RESET, 0xc008644bul);
+	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_STATUS, 0xc040644cul);
 }
 
 TEST(UapiAbi, EnumValuesAreStable)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,6 +51,38 @@ static DeviceSnapshot device_snapshot(const NpuInfo &npu, bool chiplets)
 	return s;
 }
 
+// The cheap path for the default view: one open per NPU, then identity,
+// status and clients by ioctl.  nullopt if a node cannot be opened (the
+// sysfs path still shows the device then).
+static std::optional<Snapshot> snapshot_by_ioctl(const std::string &driver_version)
+{
+	Snapshot snap;
+	snap.driver_version = driver_version;
+	try {
+		for (const auto &node : list_npu_nodes()) {
+			auto dev = Device::open_path(node);
+			const DeviceInfo &i = dev.info();
+			DeviceStatus st = dev.status();
+			NpuInfo npu{i.index, node, {}, i.name, {}, i.uuid, i.pci_bus_id, st.status,
+				    i.memory_total, i.chiplet_count, true};
+			snap.devices.push_back({npu, i.firmware_version, i.numa_node, st.temperature_mc / 1000,
+						st.power_w, fmt::format("P{}", st.pstate), st.utilization,
+						st.memory_used, st.memory_placed, {}});
+			for (auto &c : dev.clients())
+				if (!c.self)
+					snap.contexts.push_back({i.index, c});
+		}
+	} catch (const Error &) {
+		return std::nullopt;
+	}
+	std::sort(snap.devices.begin(), snap.devices.end(), [](const auto &a, const auto &b) {
+		return a.npu.pci_bus_id < b.npu.pci_bus_id;
+	});
+	std::stable_sort(snap.contexts.begin(), snap.contexts.end(),
+			 [](const auto &a, const auto &b) { return a.npu < b.npu; });
+	return snap;
+}
+
 Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets)
 {
 	Snapshot snap;
@@ -57,6 +90,9 @@ Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets)
 	if (snap.driver_version.empty())
 		throw Error(Errc::no_device, ENODEV,
 			    "the rbln driver is not loaded (modprobe rbln; check dkms status and dmesg)");
+	if (ids.empty() && !chiplets)
+		if (auto fast = snapshot_by_ioctl(snap.driver_version))
+			return *fast;
 
 	std::vector<NpuInfo> npus;
 	if (ids.empty()) {

@@ -96,10 +96,22 @@ enum class AllocMode { lazy, eager };
 struct DeviceInfo {
 	uint32_t index;
 	uint32_t chiplet_count;
+	int numa_node;
 	uint64_t memory_total;
 	uint64_t capabilities;
 	std::string name, uuid, pci_bus_id, serial, firmware_version, driver_version;
 	std::string node;	// the path that was opened
+};
+
+// The changing figures of a device, read in one call.
+struct DeviceStatus {
+	std::string status;	// READY, BUSY, INIT, FAULT, FINISH
+	int temperature_mc;
+	double power_w;
+	unsigned pstate;
+	unsigned utilization;	// percent
+	uint64_t memory_total, memory_used, memory_placed;
+	uint64_t busy_ns;
 };
 
 struct MemoryUsage {
@@ -204,6 +216,7 @@ public:
 	int fd() const;
 	uint64_t param(uint32_t param, std::optional<uint32_t> chiplet = std::nullopt) const;
 	MemoryUsage memory(std::optional<uint32_t> chiplet = std::nullopt) const;
+	DeviceStatus status() const;
 	ClientUsage usage() const;
 
 	// Exclusive use of the device by this open file (until release() or

@@ -26,6 +26,11 @@ struct NpuInfo {
 // Every rbln NPU on this host, ordered by PCI bus id (which is index order).
 std::vector<NpuInfo> enumerate_npus();
 
+// The NPUs' device nodes straight from /sys/class, without libudev: a few
+// system calls per NPU, for monitors that poll many devices; identity then
+// comes from opening the node.  Unordered.
+std::vector<std::string> list_npu_nodes();
+
 // The NPU named by @spec: an index ("1"), a uuid or a PCI bus id
 // ("0000:02:00.0").  Throws Errc::not_found naming what exists.
 NpuInfo find_npu(const std::string &spec);

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		7
+#define DRM_RBLN_UAPI_VERSION		8
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -44,6 +44,7 @@ extern "C" {
 #define DRM_RBLN_LIST_CLIENTS		0x09
 #define DRM_RBLN_RECLAIM		0x0a
 #define DRM_RBLN_RESET			0x0b
+#define DRM_RBLN_DEVICE_STATUS		0x0c
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -69,6 +70,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RECLAIM, struct drm_rbln_reclaim)
 #define DRM_IOCTL_RBLN_RESET \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RESET, struct drm_rbln_reset)
+#define DRM_IOCTL_RBLN_DEVICE_STATUS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_DEVICE_STATUS, struct drm_rbln_device_status)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -340,6 +343,25 @@ struct drm_rbln_reclaim {
 	__u32 flags;		/* in: DRM_RBLN_RECLAIM_* */
 	__u32 reserved;		/* in: must be 0 */
 	__u64 freed_bytes;	/* out: device memory returned */
+};
+
+/*
+ * DRM_IOCTL_RBLN_DEVICE_STATUS: every changing figure of the device in one
+ * call, the same values as its sysfs attributes (for monitors that poll many
+ * devices).  -EINVAL: non-zero flags or reserved.
+ */
+struct drm_rbln_device_status {
+	__u32 flags;			/* in: must be 0 */
+	__u32 status;			/* enum drm_rbln_status */
+	__s32 temperature_mc;		/* millidegrees Celsius */
+	__u32 utilization;		/* percent, last window of >= 1 s */
+	__u64 power_uw;			/* microwatts */
+	__u32 pstate;			/* P<n> */
+	__u32 reserved;			/* in: must be 0 */
+	__u64 memory_total;		/* bytes */
+	__u64 memory_used;
+	__u64 memory_placed;
+	__u64 busy_ns;
 };
 
 /* drm_rbln_reset.flags */
