@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 packages=(
 	build-essential cmake pkg-config git
 	libgtest-dev libgmock-dev libdrm-dev libudev-dev libnl-genl-3-dev libfmt-dev nlohmann-json3-dev
-	dkms sparse kmod openssl strace
+	dkms sparse kmod openssl strace python3-jsonschema
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	udev systemd
 )

@@ -262,3 +262,68 @@ TEST(Smi, DmonAndTopo)
 		  "  C2       D2D    D2D      X    D2D  via C0\n"
 		  "  C3       D2D    D2D    D2D      X  via C0");
 }
+
+TEST(Smi, JsonValidatesAgainstThePublishedSchema)
+{
+	const std::string top = std::getenv("RBLN_TOP");
+	const std::string schema = top + "/docs/rbln-smi.schema.json";
+	const std::string validate = top + "/tests/vm/validate-json.py " + schema + " ";
+	Fd fd = open_node(sim_device(1)->node);	// a context to list
+	uint32_t h;
+	ASSERT_EQ(bo_create(fd.get(), 1 << 20, 0, 0, &h), 0);
+
+	SmiResult r = smi("-j");
+	ASSERT_EQ(r.exit, 0);
+	std::ofstream("/tmp/smi.json") << r.out;
+	EXPECT_EQ(std::system((validate + "/tmp/smi.json").c_str()), 0) << r.out;
+	auto doc = nlohmann::json::parse(r.out);
+	ASSERT_FALSE(doc["contexts"].empty());
+
+	// The schema has teeth: the change that once broke monitors (npu as a string) fails.
+	doc["devices"][0]["npu"] = "0";
+	std::ofstream("/tmp/smi-bad.json") << doc.dump();
+	EXPECT_NE(std::system((validate + "/tmp/smi-bad.json > /tmp/smi-bad.txt").c_str()), 0);
+	EXPECT_NE(read_file("/tmp/smi-bad.txt").value_or("").find("devices/0/npu: '0' is not of type 'integer'"),
+		  std::string::npos) << read_file("/tmp/smi-bad.txt").value_or("");
+}
+
+TEST(Smi, LoopRepeatsUntilInterrupted)
+{
+	const std::string bin = std::getenv("RBLN_SMI");
+	FILE *p = popen(("timeout --preserve-status -s INT 2.5 " + bin +
+			 " -l 0.5 --query npu --format csv,noheader").c_str(), "r");
+	std::string out;
+	char buf[1024];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	int status = pclose(p);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "Ctrl-C ends the loop cleanly";
+	size_t rounds = 0;
+	for (size_t pos = 0; (pos = out.find("0\n1\n", pos)) != std::string::npos; pos += 4)
+		rounds++;
+	EXPECT_GE(rounds, 3u) << out;
+}
+
+TEST(Smi, AUserOutsideGroupRblnSeesDevicesAndGetsPermissionErrors)
+{
+	const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+	const std::string bin = std::getenv("RBLN_SMI");
+	auto run = [&](const std::string &args) {
+		FILE *p = popen((as_nobody + bin + " " + args + " 2>&1").c_str(), "r");
+		std::string out;
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+			out.append(buf, n);
+		int status = pclose(p);
+		return SmiResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+	};
+	SmiResult r = run("");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:02:00.0"), std::string::npos) << "devices from sysfs";
+	EXPECT_NE(r.out.find("note: processes of NPU 0 not shown: cannot open"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("permission denied; device nodes belong to group 'rbln'"), std::string::npos) << r.out;
+	EXPECT_EQ(run("--reclaim").exit, 4);
+	EXPECT_EQ(run("reset -i 0").exit, 4);
+}
