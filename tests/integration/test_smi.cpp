@@ -23,19 +23,37 @@ struct SmiResult {
 	std::string out;	// stdout and stderr
 };
 
-SmiResult smi(const std::string &args)
+// Everything a popen()ed command writes until it exits.
+std::string read_all(FILE *p)
 {
-	const char *bin = std::getenv("RBLN_SMI");
-	EXPECT_NE(bin, nullptr) << "RBLN_SMI is set by tests/vm/suite.sh";
-	std::string cmd = std::string(bin ? bin : "rbln-smi") + " " + args + " 2>&1";
-	FILE *p = popen(cmd.c_str(), "r");
 	std::string out;
 	char buf[4096];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
 		out.append(buf, n);
+	return out;
+}
+
+// Runs a shell command line; its exit status and output.
+SmiResult run_shell(const std::string &cmd)
+{
+	FILE *p = popen(cmd.c_str(), "r");
+	std::string out = read_all(p);
 	int status = pclose(p);
 	return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string smi_binary()
+{
+	const char *bin = std::getenv("RBLN_SMI");
+	EXPECT_NE(bin, nullptr) << "RBLN_SMI is set by tests/vm/suite.sh";
+	return bin ? bin : "rbln-smi";
+}
+
+// rbln-smi ARGS, stdout and stderr together.
+SmiResult smi(const std::string &args)
+{
+	return run_shell(smi_binary() + " " + args + " 2>&1");
 }
 
 } // namespace
@@ -148,20 +166,14 @@ TEST(Smi, GroupsFollowTheEnvironment)
 
 TEST(Smi, EventsStreamUntilCount)
 {
-	const char *bin = std::getenv("RBLN_SMI");
-	ASSERT_NE(bin, nullptr);
 	std::string err = "/tmp/rbln-smi-events.err";
-	std::string cmd = std::string(bin) + " events --json --count 2 --timeout 60 2>" + err;
+	std::string cmd = smi_binary() + " events --json --count 2 --timeout 60 2>" + err;
 	FILE *p = popen(cmd.c_str(), "r");
 	for (int i = 0; i < 200 && read_file(err).value_or("").empty(); i++)
 		usleep(50000);	// until it says it is listening
 	ASSERT_EQ(sim_new_device("15 atom 16"), 0);
 	ASSERT_EQ(sim_del_device(15), 0);
-	std::string out;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		out.append(buf, n);
+	std::string out = read_all(p);
 	EXPECT_EQ(pclose(p), 0);
 	EXPECT_EQ(out, "{\"event\":\"device_added\",\"npu\":15}\n"
 		       "{\"event\":\"device_removed\",\"npu\":15}\n");
@@ -169,17 +181,12 @@ TEST(Smi, EventsStreamUntilCount)
 
 TEST(Smi, DiagnoseReportsTheRealSetup)
 {
-	const std::string bin = std::getenv("RBLN_SMI");
+	const std::string bin = smi_binary();
 	const std::string libdir = bin.substr(0, bin.rfind("/tools/")) + "/libdevmgr";
-	FILE *p = popen(("LD_LIBRARY_PATH=" + libdir + " RBLN_VISIBLE_DEVICES=1 " + bin +
-			 " diagnose --json 2>&1").c_str(), "r");
-	std::string out;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		out.append(buf, n);
-	ASSERT_EQ(pclose(p), 0) << out;
-	auto r = nlohmann::json::parse(out);
+	SmiResult run = run_shell("LD_LIBRARY_PATH=" + libdir + " RBLN_VISIBLE_DEVICES=1 " + bin +
+				  " diagnose --json 2>&1");
+	ASSERT_EQ(run.exit, 0) << run.out;
+	auto r = nlohmann::json::parse(run.out);
 
 	EXPECT_EQ(r["module"]["loaded"], true);
 	EXPECT_EQ(r["module"]["version"], read_file("/sys/module/rbln/version").value_or("?"));
@@ -289,16 +296,9 @@ TEST(Smi, JsonValidatesAgainstThePublishedSchema)
 
 TEST(Smi, LoopRepeatsUntilInterrupted)
 {
-	const std::string bin = std::getenv("RBLN_SMI");
-	FILE *p = popen(("timeout --preserve-status -s INT 2.5 " + bin +
-			 " -l 0.5 --query npu --format csv,noheader").c_str(), "r");
-	std::string out;
-	char buf[1024];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		out.append(buf, n);
-	int status = pclose(p);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "Ctrl-C ends the loop cleanly";
+	auto [status, out] = run_shell("timeout --preserve-status -s INT 2.5 " + smi_binary() +
+				       " -l 0.5 --query npu --format csv,noheader");
+	EXPECT_EQ(status, 0) << "Ctrl-C ends the loop cleanly";
 	size_t rounds = 0;
 	for (size_t pos = 0; (pos = out.find("0\n1\n", pos)) != std::string::npos; pos += 4)
 		rounds++;
@@ -308,16 +308,8 @@ TEST(Smi, LoopRepeatsUntilInterrupted)
 TEST(Smi, AUserOutsideGroupRblnSeesDevicesAndGetsPermissionErrors)
 {
 	const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-	const std::string bin = std::getenv("RBLN_SMI");
 	auto run = [&](const std::string &args) {
-		FILE *p = popen((as_nobody + bin + " " + args + " 2>&1").c_str(), "r");
-		std::string out;
-		char buf[4096];
-		size_t n;
-		while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-			out.append(buf, n);
-		int status = pclose(p);
-		return SmiResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+		return run_shell(as_nobody + smi_binary() + " " + args + " 2>&1");
 	};
 	SmiResult r = run("");
 	EXPECT_EQ(r.exit, 0) << r.out;
