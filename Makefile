@@ -21,7 +21,7 @@ PREFIX      ?= /usr
 
 KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
-.PHONY: all deps kernel userspace test check test-host test-vm test-dkms run shell \
+.PHONY: all deps kernel userspace test check test-host test-vm test-dkms kunit run shell \
 	demo bench bench-run fuzz install clean
 
 all: kernel userspace
@@ -82,6 +82,11 @@ test-vm: all
 
 test-dkms:
 	tests/dkms-test.sh $(KERNELS)
+
+# KUnit suites in a test kernel built from Debian's linux-source-6.12 (cached
+# in ~/.cache/rbln-kunit; the first build takes a while, later ones seconds).
+kunit: deps
+	tests/kunit/run.sh
 
 install: userspace
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)/cmake

@@ -8,5 +8,7 @@ dest=${DESTDIR:-}/usr/src/rbln-$version
 rm -rf "$dest"
 mkdir -p "$dest"
 cp -r "$top/kernel/." "$dest/"
+# The KUnit suites and their Kconfig belong to the test kernel only.
+rm -rf "$dest/tests" "$dest/Kconfig"
 sed "s/@VERSION@/$version/" "$top/dkms/dkms.conf.in" > "$dest/dkms.conf"
 echo "$dest"

@@ -11,6 +11,7 @@ packages=(
 	dkms sparse kmod openssl strace python3-jsonschema
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	udev systemd
+	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 )
 
 sudo=

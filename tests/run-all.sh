@@ -52,6 +52,18 @@ if [ "$vm_only" = 0 ]; then
 	echo "=== DKMS build and install"
 	"$top/tests/dkms-test.sh" "${kernels[@]}"
 	result "DKMS packaging" $?
+
+	echo "=== KUnit suites (test kernel from linux-source-6.12)"
+	"$top/tests/kunit/run.sh"
+	kunit_rc=$?
+	# kunit.py's summary: "Testing complete. Ran N tests: passed: P, failed: F, ..."
+	summary=$(grep -o 'Ran [0-9]* tests:.*' "$build/kunit/results.txt" 2>/dev/null | tail -1)
+	p=$(echo "$summary" | sed -n 's/.*passed: \([0-9]*\).*/\1/p')
+	f=$(echo "$summary" | sed -n 's/.*failed: \([0-9]*\).*/\1/p')
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+	[ "${f:-0}" = 0 ] || problems+=("KUnit: $f failed")
+	# The run itself (crash, timeout, checker reports) is one more check.
+	result "KUnit run (kernel log; see $build/kunit/console.log)" "$kunit_rc"
 fi
 
 for k in "${kernels[@]}"; do

@@ -148,21 +148,24 @@ static u64 rbln_sim_memory(const struct rbln_sku *sku, unsigned int mib)
 	return mib ? (u64)mib * SZ_1M : sku->memory;
 }
 
-/* "ID SKU [MEMORY_MIB]" */
-static ssize_t new_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+/*
+ * Parses "ID SKU [MEMORY_MIB]"; without MEMORY_MIB the device gets
+ * @default_mib (0: the product's nominal memory).  Says what is wrong.
+ */
+int rbln_sim_parse_spec(const char *buf, unsigned int default_mib, struct rbln_sim_spec *spec)
 {
 	char sku_key[32];
-	unsigned int id, mib = sim_memory_mib;
-	const struct rbln_sku *sku;
-	int n, ret;
+	unsigned int mib = default_mib;
+	char extra;
+	int n;
 
-	n = sscanf(buf, "%u %31s %u", &id, sku_key, &mib);
-	if (n < 2) {
+	n = sscanf(buf, "%u %31s %u %c", &spec->id, sku_key, &mib, &extra);
+	if (n < 2 || n > 3) {
 		pr_err("rbln_sim: new_device: expected \"ID SKU [MEMORY_MIB]\", e.g. \"0 rebel100\"\n");
 		return -EINVAL;
 	}
-	sku = rbln_sku_by_key(sku_key);
-	if (!sku) {
+	spec->sku = rbln_sku_by_key(sku_key);
+	if (!spec->sku) {
 		pr_err("rbln_sim: new_device: unknown SKU '%s' (valid: %s)\n",
 		       sku_key, rbln_sku_keys());
 		return -EINVAL;
@@ -171,25 +174,29 @@ static ssize_t new_device_store(rbln_bus_type_arg *bus, const char *buf, size_t 
 		pr_err("rbln_sim: new_device: MEMORY_MIB must be at least 1\n");
 		return -EINVAL;
 	}
-
-	mutex_lock(&rbln_sim_lock);
-	ret = rbln_sim_add(id, sku, rbln_sim_memory(sku, mib));
-	mutex_unlock(&rbln_sim_lock);
-	return ret ? ret : count;
+	spec->memory = rbln_sim_memory(spec->sku, mib);
+	return 0;
 }
-static BUS_ATTR_WO(new_device);
 
-/* "ID" */
-static ssize_t del_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+int rbln_sim_new_device(const char *buf)
+{
+	struct rbln_sim_spec spec;
+	int ret;
+
+	ret = rbln_sim_parse_spec(buf, sim_memory_mib, &spec);
+	if (ret)
+		return ret;
+	mutex_lock(&rbln_sim_lock);
+	ret = rbln_sim_add(spec.id, spec.sku, spec.memory);
+	mutex_unlock(&rbln_sim_lock);
+	return ret;
+}
+
+int rbln_sim_del_device(unsigned int id)
 {
 	struct rbln_sim_device *sdev;
-	unsigned int id;
 	int ret = 0;
 
-	if (kstrtouint(buf, 0, &id)) {
-		pr_err("rbln_sim: del_device: expected a device id, e.g. \"0\"\n");
-		return -EINVAL;
-	}
 	mutex_lock(&rbln_sim_lock);
 	sdev = rbln_sim_find(id);
 	if (sdev)
@@ -197,6 +204,39 @@ static ssize_t del_device_store(rbln_bus_type_arg *bus, const char *buf, size_t 
 	else
 		ret = -ENOENT;
 	mutex_unlock(&rbln_sim_lock);
+	return ret;
+}
+
+struct rbln_device *rbln_sim_find_device(unsigned int id)
+{
+	struct rbln_sim_device *sdev;
+
+	mutex_lock(&rbln_sim_lock);
+	sdev = rbln_sim_find(id);
+	mutex_unlock(&rbln_sim_lock);
+	return sdev ? sdev->rdev : NULL;
+}
+
+/* "ID SKU [MEMORY_MIB]" */
+static ssize_t new_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+{
+	int ret = rbln_sim_new_device(buf);
+
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(new_device);
+
+/* "ID" */
+static ssize_t del_device_store(rbln_bus_type_arg *bus, const char *buf, size_t count)
+{
+	unsigned int id;
+	int ret;
+
+	if (kstrtouint(buf, 0, &id)) {
+		pr_err("rbln_sim: del_device: expected a device id, e.g. \"0\"\n");
+		return -EINVAL;
+	}
+	ret = rbln_sim_del_device(id);
 	return ret ? ret : count;
 }
 static BUS_ATTR_WO(del_device);

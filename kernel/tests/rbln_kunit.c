@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Helpers of the KUnit suites; see rbln_kunit.h. */
+#include <kunit/resource.h>
+#include <linux/atomic.h>
+#include <linux/file.h>
+#include <linux/mman.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+
+#include "../rbln_client.h"
+#include "../rbln_gem.h"
+#include "../sim/rbln_sim.h"
+#include "rbln_kunit.h"
+
+/* Test devices take ids from the top of the range, clear of sim_devices=. */
+#define RBLN_TEST_FIRST_ID	200
+#define RBLN_TEST_IDS		50
+
+static atomic_t rbln_test_next_id = ATOMIC_INIT(0);
+
+static void rbln_test_del_action(void *id)
+{
+	rbln_sim_del_device((uintptr_t)id);
+}
+
+struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib)
+{
+	unsigned int id = RBLN_TEST_FIRST_ID +
+			  atomic_inc_return(&rbln_test_next_id) % RBLN_TEST_IDS;
+	struct rbln_device *rdev;
+	char spec[64];
+
+	snprintf(spec, sizeof(spec), "%u %s", id, sku_and_mib);
+	KUNIT_ASSERT_EQ_MSG(test, rbln_sim_new_device(spec), 0, "new_device \"%s\"", spec);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_del_action,
+							(void *)(uintptr_t)id), 0);
+	rdev = rbln_sim_find_device(id);
+	KUNIT_ASSERT_NOT_NULL(test, rdev);
+	return rdev;
+}
+
+void rbln_test_remove_device(struct kunit *test, struct rbln_device *rdev)
+{
+	kunit_release_action(test, rbln_test_del_action, (void *)(uintptr_t)rdev->info.index);
+}
+
+/* fput() from a kernel thread is deferred; the tests need the release done. */
+static void rbln_test_close_action(void *file)
+{
+	fput(file);
+	flush_delayed_fput();
+}
+
+struct file *rbln_test_open(struct kunit *test, struct rbln_device *rdev)
+{
+	struct drm_minor *minor = rdev->drm.accel ? rdev->drm.accel : rdev->drm.render;
+	struct file *file;
+
+	file = mock_drm_getfile(minor, O_RDWR);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	rbln_test_adopt(test, file);
+	return file;
+}
+
+void rbln_test_adopt(struct kunit *test, struct file *file)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_close_action, file), 0);
+}
+
+void rbln_test_close(struct kunit *test, struct file *file)
+{
+	kunit_release_action(test, rbln_test_close_action, file);
+}
+
+struct rbln_client *rbln_test_client(struct file *file)
+{
+	struct drm_file *dfile = file->private_data;
+
+	return dfile->driver_priv;
+}
+
+void __user *rbln_test_user(struct kunit *test, size_t size)
+{
+	unsigned long addr;
+
+	addr = kunit_vm_mmap(test, NULL, 0, PAGE_ALIGN(size), PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, addr, 0, "kunit_vm_mmap of %zu bytes", size);
+	return (void __user *)addr;
+}
+
+int rbln_test_ioctl(struct kunit *test, struct file *file, unsigned int cmd, void *arg)
+{
+	size_t size = _IOC_SIZE(cmd);
+	void __user *uarg = rbln_test_user(test, size);
+	long ret;
+
+	KUNIT_ASSERT_EQ(test, copy_to_user(uarg, arg, size), 0);
+	ret = file->f_op->unlocked_ioctl(file, cmd, (unsigned long)uarg);
+	KUNIT_ASSERT_EQ(test, copy_from_user(arg, uarg, size), 0);
+	return ret;
+}
+
+u32 rbln_test_bo(struct kunit *test, struct file *file, u64 size, u32 chiplet, u32 flags)
+{
+	struct drm_rbln_bo_create args = { .size = size, .chiplet = chiplet, .flags = flags };
+
+	KUNIT_ASSERT_EQ_MSG(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_BO_CREATE, &args), 0,
+			    "BO_CREATE size %llu chiplet %u flags %#x", size, chiplet, flags);
+	return args.handle;
+}
+
+static void rbln_test_put_bo(void *obj)
+{
+	drm_gem_object_put(obj);
+}
+
+struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 handle)
+{
+	struct drm_gem_object *obj = drm_gem_object_lookup(file->private_data, handle);
+
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_put_bo, obj), 0);
+	KUNIT_ASSERT_EQ(test, rbln_bo_place(to_rbln_bo(obj)), 0);
+	return to_rbln_bo(obj);
+}

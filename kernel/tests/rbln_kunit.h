@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the KUnit suites share: simulated devices made and removed per test,
+ * open files made in the kernel (mock_drm_getfile), and ioctls issued through
+ * the file's real ioctl path with their arguments in user memory mapped for
+ * the test (kunit_vm_mmap), so validation sees exactly what user space sends.
+ */
+#ifndef RBLN_KUNIT_H
+#define RBLN_KUNIT_H
+
+#include <kunit/test.h>
+#include <linux/fs.h>
+
+#include "../rbln_device.h"
+#include "../rbln_gem.h"
+
+/* A simulated device ("SKU [MEMORY_MIB]"), removed when the test ends. */
+struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib);
+/* Removes it now (hot-unplug with files possibly still open). */
+void rbln_test_remove_device(struct kunit *test, struct rbln_device *rdev);
+
+/* An open file of @rdev, closed when the test ends. */
+struct file *rbln_test_open(struct kunit *test, struct rbln_device *rdev);
+/* Closes @file (opened elsewhere) when the test ends. */
+void rbln_test_adopt(struct kunit *test, struct file *file);
+/* Closes it now: the release path runs before this returns. */
+void rbln_test_close(struct kunit *test, struct file *file);
+struct rbln_client *rbln_test_client(struct file *file);
+
+/* Zeroed user memory for this test. */
+void __user *rbln_test_user(struct kunit *test, size_t size);
+/* Copies @arg (the command's size) in and out of user memory around the ioctl. */
+int rbln_test_ioctl(struct kunit *test, struct file *file, unsigned int cmd, void *arg);
+
+/* Creates a buffer and returns its handle; fails the test if it cannot. */
+u32 rbln_test_bo(struct kunit *test, struct file *file, u64 size, u32 chiplet, u32 flags);
+/* The buffer behind @handle, placed, referenced until the test ends. */
+struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 handle);
+
+#endif /* RBLN_KUNIT_H */

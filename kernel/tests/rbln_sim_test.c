@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The simulation backend: new_device parsing and the device lifecycle. */
+#include <kunit/test.h>
+#include <linux/sizes.h>
+
+#include "../rbln_client.h"
+#include "../sim/rbln_sim.h"
+#include "rbln_kunit.h"
+
+static void rbln_sim_parse_valid(struct kunit *test)
+{
+	struct rbln_sim_spec spec;
+
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_spec("3 rebel100\n", 0, &spec), 0);
+	KUNIT_EXPECT_EQ(test, spec.id, 3U);
+	KUNIT_EXPECT_EQ(test, spec.sku->id, DRM_RBLN_SKU_REBEL100);
+	KUNIT_EXPECT_EQ(test, spec.memory, 140ULL * SZ_1G);
+
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_spec("0 RBLN-CA12 64", 0, &spec), 0);
+	KUNIT_EXPECT_EQ(test, spec.sku->id, DRM_RBLN_SKU_ATOM);
+	KUNIT_EXPECT_EQ(test, spec.memory, 64ULL * SZ_1M);
+
+	/* The sim_memory_mib default applies when no size is given ... */
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_spec("1 atom-max", 32, &spec), 0);
+	KUNIT_EXPECT_EQ(test, spec.memory, 32ULL * SZ_1M);
+	/* ... and an explicit one wins. */
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_spec("1 atom-max 8\n", 32, &spec), 0);
+	KUNIT_EXPECT_EQ(test, spec.memory, 8ULL * SZ_1M);
+}
+
+static void rbln_sim_parse_invalid(struct kunit *test)
+{
+	static const char *const bad[] = {
+		"", "\n", "rebel100", "x rebel100", "1", "1 rebel", "1 atom 0",
+		"1 atom 64 extra", "-1 atom",
+	};
+	struct rbln_sim_spec spec;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ_MSG(test, rbln_sim_parse_spec(bad[i], 0, &spec), -EINVAL,
+				    "spec \"%s\"", bad[i]);
+}
+
+static void rbln_sim_lifecycle(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64");
+	unsigned int id = rdev->info.index, i;
+
+	KUNIT_EXPECT_EQ(test, rdev->nr_chiplets, 4U);
+	KUNIT_EXPECT_EQ(test, rbln_device_status(rdev), DRM_RBLN_STATUS_READY);
+	KUNIT_EXPECT_PTR_EQ(test, rbln_sim_find_device(rdev->info.index), rdev);
+	KUNIT_EXPECT_TRUE(test, rdev->drm.accel || rdev->drm.render);
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		const struct rbln_chiplet *c = &rdev->chiplets[i];
+
+		KUNIT_EXPECT_EQ(test, c->memory_total, 16ULL * SZ_1M);
+		KUNIT_EXPECT_TRUE(test, c->engines[DRM_RBLN_ENGINE_NEURAL_DMA].present);
+		KUNIT_EXPECT_TRUE(test, c->engines[DRM_RBLN_ENGINE_TASK_DMA].present);
+		KUNIT_EXPECT_TRUE(test, c->engines[DRM_RBLN_ENGINE_DEVICE_HDMA].present);
+		/* External HDMA (host <-> device) exists on chiplet 0 only. */
+		KUNIT_EXPECT_EQ(test, c->engines[DRM_RBLN_ENGINE_EXTERNAL_HDMA].present, i == 0);
+	}
+	rbln_test_remove_device(test, rdev);	/* no file open: rdev is gone */
+	KUNIT_EXPECT_NULL(test, rbln_sim_find_device(id));
+}
+
+static void rbln_sim_duplicate_and_missing_ids(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	char spec[32];
+
+	snprintf(spec, sizeof(spec), "%u rebel100", rdev->info.index);
+	KUNIT_EXPECT_EQ(test, rbln_sim_new_device(spec), -EEXIST);
+	/* The existing device is untouched. */
+	KUNIT_EXPECT_EQ(test, rdev->nr_chiplets, 1U);
+	KUNIT_EXPECT_EQ(test, rbln_sim_new_device("255 atom"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rbln_sim_del_device(254), -ENOENT);
+}
+
+/* Hot-unplug with a file open: the file stays valid, its calls get -ENODEV. */
+static void rbln_sim_remove_with_open_file(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *file = rbln_test_open(test, rdev);
+	struct drm_rbln_get_param param = { .param = DRM_RBLN_PARAM_CHIPLET_COUNT };
+	struct drm_rbln_bo_create bo = { .size = PAGE_SIZE };
+
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_GET_PARAM, &param), 0);
+	KUNIT_EXPECT_EQ(test, param.value, 1ULL);
+	rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+
+	rbln_test_remove_device(test, rdev);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_GET_PARAM, &param),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_BO_CREATE, &bo), -ENODEV);
+	/* Closing afterwards frees the rest (KASAN and kmemleak watch this). */
+	rbln_test_close(test, file);
+}
+
+static struct kunit_case rbln_sim_cases[] = {
+	KUNIT_CASE(rbln_sim_parse_valid),
+	KUNIT_CASE(rbln_sim_parse_invalid),
+	KUNIT_CASE(rbln_sim_lifecycle),
+	KUNIT_CASE(rbln_sim_duplicate_and_missing_ids),
+	KUNIT_CASE(rbln_sim_remove_with_open_file),
+	{}
+};
+
+static struct kunit_suite rbln_sim_suite = {
+	.name = "rbln_sim",
+	.test_cases = rbln_sim_cases,
+};
+kunit_test_suite(rbln_sim_suite);

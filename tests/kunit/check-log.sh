@@ -1,0 +1,26 @@
+#!/bin/bash
+# Fails (and prints the lines) when the KUnit kernel's console log holds a
+# checker report: KASAN, lockdep, debugobjects, WARN/BUG/Oops, or a kmemleak
+# suspect.  The same patterns as the VM tests (tests/vm/check-dmesg.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+log=${1:?usage: check-log.sh CONSOLE_LOG}
+rc=0
+
+# Our own progress lines, the command line and the checkers' start-up
+# banners are not reports.
+filtered=$(mktemp)
+trap 'rm -f "$filtered"' EXIT
+grep -v -e '^rbln-kunit:' -e 'ommand line:' -e 'kmemleak: Kernel memory leak detector initialized' \
+	-e 'RCU callback double-/use-after-free debug is enabled' "$log" > "$filtered"
+"$here/../vm/check-dmesg.sh" "$filtered" || rc=1
+
+if ! grep -q '^rbln-kunit: kmemleak report:' "$log"; then
+	echo "check-log: kmemleak did not run"
+	rc=1
+elif grep -q 'unreferenced object' "$log"; then
+	echo "check-log: kmemleak suspects:"
+	sed -n '/^rbln-kunit: kmemleak report:/,/^rbln-kunit: done/p' "$log"
+	rc=1
+fi
+exit "$rc"
