@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 
 #include "../rbln_device.h"
+#include "../rbln_client.h"
 #include "../rbln_gem.h"
 
 /* A simulated device ("SKU [MEMORY_MIB]"), removed when the test ends. */
