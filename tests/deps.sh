@@ -12,6 +12,7 @@ packages=(
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
+	libyaml-cpp-dev crun
 )
 
 sudo=

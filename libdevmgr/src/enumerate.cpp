@@ -82,7 +82,7 @@ std::optional<NpuInfo> npu_of(udev_device *node)
 
 } // namespace
 
-std::vector<NpuInfo> enumerate_npus()
+std::vector<NpuInfo> enumerate_all_npus()
 {
 	std::vector<NpuInfo> out;
 	Udev u(udev_new());
@@ -105,6 +105,13 @@ std::vector<NpuInfo> enumerate_npus()
 	return out;
 }
 
+std::vector<NpuInfo> enumerate_npus()
+{
+	auto npus = enumerate_all_npus();
+	std::erase_if(npus, [](const NpuInfo &n) { return !n.node_present; });
+	return npus;
+}
+
 std::vector<std::string> list_npu_nodes()
 {
 	std::vector<std::string> nodes;
@@ -123,8 +130,9 @@ std::vector<std::string> list_npu_nodes()
 				continue;
 			target[n] = '\0';
 			std::string driver = target;
-			if (driver.substr(driver.rfind('/') + 1) == "rbln")
-				nodes.push_back(dev + std::string(e->d_name));
+			std::string node = dev + std::string(e->d_name);
+			if (driver.substr(driver.rfind('/') + 1) == "rbln" && ::access(node.c_str(), F_OK) == 0)
+				nodes.push_back(node);
 		}
 		::closedir(d);
 	}

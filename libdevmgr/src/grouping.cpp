@@ -58,9 +58,11 @@ std::string range_text(size_t n)
 	return n ? fmt::format("0..{}", n - 1) : std::string("none");
 }
 
-// RBLN_VISIBLE_DEVICES (or its alias): the visible NPUs in the order given.
-std::vector<PhysicalNpu> visible_npus(const std::vector<PhysicalNpu> &host, const std::string &var,
-				      const std::string &value, std::vector<std::string> &warnings)
+} // namespace
+
+std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &host,
+					       const std::string &var, const std::string &value,
+					       std::vector<std::string> &warnings)
 {
 	if (trim(value).empty()) {
 		warnings.push_back(fmt::format("{} is set but empty: no NPU is visible to this process "
@@ -101,6 +103,8 @@ std::vector<PhysicalNpu> visible_npus(const std::vector<PhysicalNpu> &host, cons
 	}
 	return out;
 }
+
+namespace {
 
 // "[0,1],[2,3]" into groups of visible-NPU ids.
 class MapParser {
@@ -237,10 +241,10 @@ Plan make_plan(const std::vector<PhysicalNpu> &host, const GroupingEnv &env)
 		if (env.devices)
 			plan.warnings.push_back("both RBLN_VISIBLE_DEVICES and the deprecated RBLN_DEVICES "
 						"are set; using RBLN_VISIBLE_DEVICES");
-		visible = visible_npus(host, "RBLN_VISIBLE_DEVICES", *env.visible_devices, plan.warnings);
+		visible = parse_visible_devices(host, "RBLN_VISIBLE_DEVICES", *env.visible_devices, plan.warnings);
 	} else if (env.devices) {
 		plan.warnings.push_back("RBLN_DEVICES is deprecated; use RBLN_VISIBLE_DEVICES");
-		visible = visible_npus(host, "RBLN_DEVICES", *env.devices, plan.warnings);
+		visible = parse_visible_devices(host, "RBLN_DEVICES", *env.devices, plan.warnings);
 	}
 
 	std::vector<std::vector<unsigned>> groups;

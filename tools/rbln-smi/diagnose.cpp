@@ -230,7 +230,7 @@ json container_section()
 json diagnose_report()
 {
 	json module = module_section();
-	std::vector<NpuInfo> npus = module["loaded"].get<bool>() ? enumerate_npus() : std::vector<NpuInfo>{};
+	std::vector<NpuInfo> npus = module["loaded"].get<bool>() ? enumerate_all_npus() : std::vector<NpuInfo>{};
 	Plan plan = logical_devices();
 	json processes = nullptr;
 	for (const auto &n : npus) {

@@ -23,12 +23,17 @@ struct NpuInfo {
 	bool node_present;		// false when /dev lacks the node (a container not given it)
 };
 
-// Every rbln NPU on this host, ordered by PCI bus id (which is index order).
+// The NPUs usable here, ordered by PCI bus id (which is index order): those
+// whose node exists in /dev.  In a container /sys shows every NPU of the host
+// while /dev holds only the ones given to it; NPU numbers stay the host's
+// (N of /dev/rblnN), so they match what rbln-smi shows on the host.
 std::vector<NpuInfo> enumerate_npus();
+// Every rbln NPU sysfs shows, node present or not (diagnostics).
+std::vector<NpuInfo> enumerate_all_npus();
 
-// The NPUs' device nodes straight from /sys/class, without libudev: a few
-// system calls per NPU, for monitors that poll many devices; identity then
-// comes from opening the node.  Unordered.
+// The usable NPUs' device nodes straight from /sys/class, without libudev: a
+// few system calls per NPU, for monitors that poll many devices; identity
+// then comes from opening the node.  Unordered.
 std::vector<std::string> list_npu_nodes();
 
 // The NPU named by @spec: an index ("1"), a uuid or a PCI bus id

@@ -47,6 +47,14 @@ struct Plan {
 	std::vector<std::string> warnings;
 };
 
+// The NPUs an RBLN_VISIBLE_DEVICES-style @value names (@var is the variable's
+// name, for messages), in the order given: host indices or uuids separated by
+// commas.  Empty: none, with a warning.  Throws rbln::Error (invalid_argument)
+// naming the variable and the bad entry.  Also used by the container runtime.
+std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &host,
+					       const std::string &var, const std::string &value,
+					       std::vector<std::string> &warnings);
+
 // host: the NPUs on this host in index order.
 Plan make_plan(const std::vector<PhysicalNpu> &host, const GroupingEnv &env);
 

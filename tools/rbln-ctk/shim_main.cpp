@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// rbln-container-runtime: an OCI runtime shim in front of runc or crun.  On
+// "create" (and "run") it gives the container the NPUs it asks for, in its
+// bundle's config.json, then execs the real runtime with the same arguments;
+// every other command goes straight through.  Requests come from CDI
+// annotations (cdi.k8s.io/*: rebellions.ai/npu=...) and from
+// RBLN_VISIBLE_DEVICES in the container's environment, the latter only for
+// privileged containers unless accept-env-unprivileged is set.  A bad request
+// fails the start with a message naming it, and config.json stays as it was.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <rbln/devmgr.hpp>
+#include <rbln/enumerate.hpp>
+
+#include "cdi.hpp"
+#include "oci.hpp"
+#include "request.hpp"
+#include "toolkit_config.hpp"
+
+using namespace rbln;
+using namespace rbln::ctk;
+namespace fs = std::filesystem;
+
+namespace {
+
+// runc's and crun's global options that take a value.
+const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format", "--criu",
+						"--rootless", "--cgroup-manager"};
+
+struct Invocation {
+	std::string command;		// create, run, start, delete, ...
+	std::string bundle = ".";
+};
+
+Invocation parse(const std::vector<std::string> &args)
+{
+	Invocation inv;
+	size_t i = 0;
+	for (; i < args.size(); i++) {
+		const std::string &a = args[i];
+		if (!a.starts_with("-"))
+			break;
+		if (kGlobalWithValue.contains(a))
+			i++;
+	}
+	if (i >= args.size())
+		return inv;
+	inv.command = args[i];
+	for (i++; i < args.size(); i++) {
+		const std::string &a = args[i];
+		if ((a == "--bundle" || a == "-b") && i + 1 < args.size())
+			inv.bundle = args[++i];
+		else if (a.starts_with("--bundle="))
+			inv.bundle = a.substr(9);
+	}
+	return inv;
+}
+
+std::string find_runtime(const ToolkitConfig &cfg)
+{
+	std::vector<std::string> candidates;
+	if (!cfg.runtime.empty())
+		candidates.push_back(cfg.runtime);
+	else
+		candidates = {"runc", "crun"};
+	std::string self;
+	std::error_code ec;
+	self = fs::canonical("/proc/self/exe", ec).string();
+	for (const auto &c : candidates) {
+		if (c.find('/') != std::string::npos)
+			return c;
+		const char *path = std::getenv("PATH");
+		std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+		size_t pos = 0;
+		while (pos <= dirs.size()) {
+			size_t colon = dirs.find(':', pos);
+			std::string d = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+			fs::path p = fs::path(d.empty() ? "." : d) / c;
+			if (::access(p.c_str(), X_OK) == 0 && fs::canonical(p, ec).string() != self)
+				return p.string();
+			if (colon == std::string::npos)
+				break;
+			pos = colon + 1;
+		}
+	}
+	throw Error(Errc::not_found, ENOENT,
+		    fmt::format("no OCI runtime found ({} not in PATH); set runtime: in {}",
+				fmt::join(candidates, ", "), cfg.path));
+}
+
+// Gives the container in @bundle the NPUs it asks for.
+void prepare(const std::string &bundle, const ToolkitConfig &cfg)
+{
+	const std::string path = (fs::path(bundle) / "config.json").string();
+	std::ifstream in(path);
+	if (!in)
+		throw Error(Errc::not_found, errno, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+	json config;
+	try {
+		config = json::parse(in);
+	} catch (const json::parse_error &e) {
+		throw Error(Errc::invalid_argument, EINVAL, fmt::format("{}: not valid JSON: {}", path, e.what()));
+	}
+
+	auto cdi_names = rbln_names_in_cdi_annotations(oci_cdi_annotations(config));
+	auto env = oci_env(config, "RBLN_VISIBLE_DEVICES");
+	if (cdi_names.empty() && !env)
+		return;		// not a container for NPUs
+
+	// CDI devices: applied from the spec on disk, as any CDI consumer would.
+	bool spec_edits_applied = false;
+	for (const auto &name : cdi_names) {
+		json edits = cdi_device_edits(name);
+		oci_apply_cdi_edits(config, edits["device"], fmt::format("{}={}", kCdiKind, name));
+		if (!spec_edits_applied)
+			oci_apply_cdi_edits(config, edits["spec"], kCdiKind);
+		spec_edits_applied = true;
+	}
+
+	auto host = enumerate_npus();
+	std::vector<NpuInfo> npus;
+	if (env) {
+		if (oci_privileged(config) || cfg.accept_env_unprivileged) {
+			if (auto requested = npus_from_env(host, *env))
+				npus = merge_npus(npus, *requested);
+		} else if (npus_from_env(host, *env).value_or(std::vector<NpuInfo>{}).size()) {
+			fmt::print(stderr, "rbln-container-runtime: warning: ignoring RBLN_VISIBLE_DEVICES={}: "
+				   "the container is not privileged and accept-env-unprivileged is off in {} "
+				   "(request NPUs through CDI: --device {}=N)\n", *env, cfg.path, kCdiKind);
+		}
+	}
+	if (npus.empty() && cdi_names.empty())
+		return;
+	oci_give_npus(config, npus);
+	write_file_atomic(path, config.dump(2) + "\n", fs::status(path).permissions() == fs::perms::unknown
+								? 0644 : unsigned(fs::status(path).permissions()));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::vector<std::string> args(argv + 1, argv + argc);
+	if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+		fmt::print("Usage: rbln-container-runtime [RUNTIME OPTIONS] COMMAND [ARGS]\n\n"
+			   "An OCI runtime shim: on create and run it adds the NPUs the container asks for\n"
+			   "(CDI annotations {}=..., or RBLN_VISIBLE_DEVICES=all|none|void|N,...|UUID,...)\n"
+			   "to the bundle's config.json, then runs the real runtime (runc or crun; see\n"
+			   "{}) with the same arguments.\n", kCdiKind, kToolkitConfigPath);
+		return 0;
+	}
+	try {
+		ToolkitConfig cfg = ToolkitConfig::load();
+		Invocation inv = parse(args);
+		if (inv.command == "create" || inv.command == "run")
+			prepare(inv.bundle, cfg);
+		std::string runtime = find_runtime(cfg);
+		std::vector<char *> argv2 = {const_cast<char *>(runtime.c_str())};
+		for (int i = 1; i < argc; i++)
+			argv2.push_back(argv[i]);
+		argv2.push_back(nullptr);
+		::execv(runtime.c_str(), argv2.data());
+		throw Error(Errc::not_found, errno, fmt::format("cannot run {}: {}", runtime, std::strerror(errno)));
+	} catch (const std::exception &e) {
+		fmt::print(stderr, "rbln-container-runtime: error: {}\n", e.what());
+		return 1;
+	}
+}
