@@ -273,4 +273,24 @@ Fd open_node(const std::string &path)
 	return Fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
 }
 
+std::string read_all(FILE *p)
+{
+	std::string out;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		out.append(buf, n);
+	return out;
+}
+
+CommandResult run_shell(const std::string &cmd)
+{
+	FILE *p = popen(cmd.c_str(), "r");
+	if (!p)
+		return {-1, "popen failed"};
+	std::string out = read_all(p);
+	int status = pclose(p);
+	return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
 } // namespace rbln::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -67,6 +68,15 @@ pid_t fork_until_ready(const std::function<void(const std::function<void()> &rea
 // creator exits, a child keeps the file.  Returns that child's pid (kill it
 // to close the file), or -1.
 pid_t make_stale_client(unsigned npu, uint64_t bytes);
+
+// A shell command line's exit status (-1 if it did not exit) and stdout.
+struct CommandResult {
+	int exit;
+	std::string out;
+};
+CommandResult run_shell(const std::string &cmd);
+// Everything a popen()ed command writes until it exits.
+std::string read_all(FILE *p);
 
 // SIGKILLs @pid and reaps it.
 void kill_and_reap(pid_t pid);

@@ -18,30 +18,7 @@ using namespace rbln::test;
 
 namespace {
 
-struct SmiResult {
-	int exit;
-	std::string out;	// stdout and stderr
-};
-
-// Everything a popen()ed command writes until it exits.
-std::string read_all(FILE *p)
-{
-	std::string out;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		out.append(buf, n);
-	return out;
-}
-
-// Runs a shell command line; its exit status and output.
-SmiResult run_shell(const std::string &cmd)
-{
-	FILE *p = popen(cmd.c_str(), "r");
-	std::string out = read_all(p);
-	int status = pclose(p);
-	return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using SmiResult = CommandResult;
 
 std::string smi_binary()
 {

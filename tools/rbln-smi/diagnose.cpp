@@ -206,9 +206,21 @@ json environment_section()
 	return env;
 }
 
-json container_section()
+json container_section(const std::vector<NpuInfo> &npus)
 {
 	json hints = json::array();
+	// A root that is a subdirectory of some file system: pivot_root into a bundle.
+	std::ifstream mi("/proc/self/mountinfo");
+	for (std::string line; std::getline(mi, line);) {
+		std::istringstream f(line);
+		std::string id, parent, devno, root, mountpoint;
+		if (f >> id >> parent >> devno >> root >> mountpoint && mountpoint == "/" && root != "/")
+			hints.push_back(fmt::format("/ is {} of another file system", root));
+	}
+	// sysfs shows NPUs whose nodes /dev lacks: NPUs given to a container selectively.
+	size_t absent = std::count_if(npus.begin(), npus.end(), [](auto &n) { return !n.node_present; });
+	if (absent)
+		hints.push_back(fmt::format("{} of {} NPUs in sysfs have no node in /dev", absent, npus.size()));
 	if (fs::exists("/.dockerenv"))
 		hints.push_back("/.dockerenv");
 	if (fs::exists("/run/.containerenv"))
@@ -259,7 +271,7 @@ json diagnose_report()
 		{"abi", abi_section(npus, module)},
 		{"environment", environment_section()},
 		{"grouping", {{"plan", format_plan(plan)}, {"warnings", plan.warnings}}},
-		{"container", container_section()},
+		{"container", container_section(npus)},
 		{"processes", processes}};
 }
 

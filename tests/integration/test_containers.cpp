@@ -1,0 +1,247 @@
+// Containers that see exactly their NPUs: a busybox bundle run by Debian's
+// crun through rbln-container-runtime, against the real module.  The host's
+// /usr and the build tree are bound in read-only so rbln-smi runs inside.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char *name, const std::string &fallback)
+{
+	const char *v = std::getenv(name);
+	return v && *v ? v : fallback;
+}
+
+struct Outcome {
+	int exit;
+	std::string out;
+	json config;		// config.json as the runtime got it
+};
+
+class Containers : public ::testing::Test {
+protected:
+	static inline std::string base_, top_, ctk_dir_, smi_;
+	static inline int next_id_ = 0;
+
+	static void SetUpTestSuite()
+	{
+		top_ = env_or("RBLN_TOP", fs::current_path());
+		ctk_dir_ = env_or("RBLN_BUILD", top_ + "/build") + "/cmake/tools/rbln-ctk";
+		smi_ = env_or("RBLN_SMI", "rbln-smi");
+		char tmpl[] = "/tmp/rbln-ctr-XXXXXX";
+		base_ = ::mkdtemp(tmpl);
+		fs::path root = fs::path(base_) / "rootfs";
+		for (const char *d : {"bin", "dev", "proc", "sys", "tmp", "usr", "etc", "run"})
+			fs::create_directories(root / d);
+		fs::copy_file("/bin/busybox", root / "bin/busybox");
+		fs::create_symlink("busybox", root / "bin/sh");
+		fs::create_symlink("usr/lib", root / "lib");
+		fs::create_symlink("usr/lib64", root / "lib64");
+		fs::create_directories(root / top_.substr(1));
+		ASSERT_EQ(run_shell("cd " + base_ + " && crun spec").exit, 0) << "crun spec";
+		write_settings("runtime: crun\n");
+	}
+
+	static void TearDownTestSuite() { fs::remove_all(base_); }
+
+	static void write_settings(const std::string &yaml)
+	{
+		std::ofstream(base_ + "/ctk.yaml") << yaml;
+	}
+
+	static json base_config(const std::string &script)
+	{
+		std::ifstream in(base_ + "/config.json.orig");
+		if (!in) {
+			fs::copy_file(base_ + "/config.json", base_ + "/config.json.orig");
+			in.open(base_ + "/config.json.orig");
+		}
+		json c = json::parse(in);
+		c["root"] = {{"path", base_ + "/rootfs"}, {"readonly", false}};
+		c["process"]["terminal"] = false;
+		c["process"]["args"] = {"/bin/sh", "-c", script};
+		c["process"]["env"].push_back("RBLN_SMI=" + smi_);
+		for (const std::string &dir : {std::string("/usr"), top_})
+			c["mounts"].push_back({{"destination", dir}, {"source", dir}, {"type", "bind"},
+					       {"options", {"rbind", "ro"}}});
+		return c;
+	}
+
+	static void make_privileged(json &c)
+	{
+		for (const char *set : {"bounding", "effective", "permitted"})
+			for (const char *cap : {"CAP_SYS_ADMIN", "CAP_MKNOD"})
+				c["process"]["capabilities"][set].push_back(cap);
+	}
+
+	// Runs @c through the shim; output of the runtime and the container.
+	static Outcome run(const json &c)
+	{
+		{
+			std::ofstream out(base_ + "/config.json");
+			out << c.dump(2);
+		}
+		std::string id = "rbln-test-" + std::to_string(next_id_++);
+		auto r = run_shell("RBLN_CTK_CONFIG=" + base_ + "/ctk.yaml " + ctk_dir_ +
+				   "/rbln-container-runtime --root " + base_ + "/state run --bundle " +
+				   base_ + " " + id + " 2>&1");
+		std::ifstream in(base_ + "/config.json");
+		return {r.exit, r.out, json::parse(in)};
+	}
+
+	// The /dev/rblnN names a container sees, then what rbln-smi lists there.
+	static constexpr const char *kLook =
+		"ls /dev | grep '^rbln' | tr '\\n' ' '; echo '|'; "
+		"$RBLN_SMI --query npu,uuid --format csv,noheader; echo \"smi=$?\"";
+
+	static Outcome look(const std::string &visible, bool privileged = true)
+	{
+		json c = base_config(kLook);
+		c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=" + visible);
+		if (privileged)
+			make_privileged(c);
+		return run(c);
+	}
+
+	static std::string uuid_of(unsigned npu)
+	{
+		auto dev = sim_device(npu);
+		return dev ? read_file(dev->sysfs + "/uuid").value_or("") : "";
+	}
+};
+
+TEST_F(Containers, OneNpuByIndex)
+{
+	Outcome r = look("1");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("rbln0"), std::string::npos) << r.out;
+	// rbln-smi inside lists exactly that NPU.
+	EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("0, " + uuid_of(0)), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	// The container's environment names what it has.
+	auto env = r.config["process"]["env"];
+	EXPECT_NE(std::find(env.begin(), env.end(), "RBLN_VISIBLE_DEVICES=1"), env.end());
+}
+
+TEST_F(Containers, DiagnoseSaysItRunsInAContainer)
+{
+	json c = base_config("$RBLN_SMI diagnose --json");
+	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=1");
+	make_privileged(c);
+	Outcome r = run(c);
+	ASSERT_EQ(r.exit, 0) << r.out;
+	json report = json::parse(r.out.substr(r.out.find('{')));
+	EXPECT_EQ(report["container"]["in_container"], true) << report["container"].dump();
+	EXPECT_NE(report["container"]["hints"].dump().find("1 of 2 NPUs in sysfs have no node in /dev"),
+		  std::string::npos) << report["container"].dump();
+}
+
+TEST_F(Containers, AllNoneAndUuid)
+{
+	Outcome all = look("all");
+	ASSERT_EQ(all.exit, 0) << all.out;
+	EXPECT_NE(all.out.find("rbln0 rbln1 |"), std::string::npos) << all.out;
+
+	Outcome none = look("none");
+	ASSERT_EQ(none.exit, 0) << none.out;
+	EXPECT_EQ(none.out.rfind("|", 0), 0u) << none.out;	// no /dev/rbln*
+	EXPECT_EQ(none.out.find("rbln0"), std::string::npos) << none.out;
+	EXPECT_EQ(none.out.find(uuid_of(0)), std::string::npos) << none.out;
+
+	Outcome by_uuid = look(uuid_of(0));
+	ASSERT_EQ(by_uuid.exit, 0) << by_uuid.out;
+	EXPECT_NE(by_uuid.out.find("rbln0 |"), std::string::npos) << by_uuid.out;
+	EXPECT_EQ(by_uuid.out.find("rbln1"), std::string::npos) << by_uuid.out;
+}
+
+TEST_F(Containers, BadValueFailsTheStartAndChangesNothing)
+{
+	json c = base_config("echo started");
+	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=0,7");
+	make_privileged(c);
+	Outcome r = run(c);
+	EXPECT_NE(r.exit, 0);
+	EXPECT_EQ(r.out.find("started"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: NPU 7 does not exist"), std::string::npos) << r.out;
+	EXPECT_EQ(r.config, c) << "config.json was changed";
+}
+
+TEST_F(Containers, UngrantedNodeIsRefusedByTheDeviceCgroup)
+{
+	auto npu0 = sim_device(0);
+	ASSERT_TRUE(npu0);
+	struct stat st{};
+	ASSERT_EQ(::stat(npu0->node.c_str(), &st), 0);
+	std::string script = "exec 3<>/dev/rbln1 && echo granted-open; "
+			     "mknod /tmp/npu0 c " + std::to_string(major(st.st_rdev)) + " " +
+			     std::to_string(minor(st.st_rdev)) + " 2>&1; "
+			     "(exec 4<>/tmp/npu0 && echo ungranted-open) 2>&1; true";
+	json c = base_config(script);
+	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=1");
+	make_privileged(c);
+	Outcome r = run(c);
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("granted-open"), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("ungranted-open"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("Operation not permitted"), std::string::npos) << r.out;
+}
+
+TEST_F(Containers, EnvironmentNeedsPrivilegeUnlessAllowed)
+{
+	Outcome r = look("1", /*privileged=*/false);
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("ignoring RBLN_VISIBLE_DEVICES=1"), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("rbln1"), std::string::npos) << r.out;
+
+	write_settings("runtime: crun\naccept-env-unprivileged: true\n");
+	r = look("1", false);
+	write_settings("runtime: crun\n");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+}
+
+// The spec rbln-ctk writes, read back by the shim as a CDI consumer.
+TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
+{
+	auto gen = run_shell(ctk_dir_ + "/rbln-ctk cdi generate 2>&1");
+	ASSERT_EQ(gen.exit, 0) << gen.out;
+	auto val = run_shell(ctk_dir_ + "/rbln-ctk cdi validate 2>&1");
+	EXPECT_EQ(val.exit, 0) << val.out;
+	EXPECT_NE(val.out.find("valid (cdiVersion 0.5.0, kind rebellions.ai/npu"), std::string::npos) << val.out;
+	auto list = run_shell(ctk_dir_ + "/rbln-ctk cdi list 2>&1");
+	EXPECT_NE(list.out.find("rebellions.ai/npu=0\n"), std::string::npos) << list.out;
+	EXPECT_NE(list.out.find("rebellions.ai/npu=" + uuid_of(1) + "\n"), std::string::npos) << list.out;
+	EXPECT_NE(list.out.find("rebellions.ai/npu=all\n"), std::string::npos) << list.out;
+	auto info = run_shell(ctk_dir_ + "/rbln-ctk info --json 2>&1");
+	EXPECT_EQ(json::parse(info.out)["cdi_spec"]["up_to_date"], true) << info.out;
+
+	// Unprivileged: CDI annotations always work.
+	json c = base_config(kLook);
+	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=" + uuid_of(1);
+	Outcome r = run(c);
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
+
+	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=9";
+	r = run(c);
+	EXPECT_NE(r.exit, 0);
+	EXPECT_NE(r.out.find("rebellions.ai/npu=9 is not in any spec"), std::string::npos) << r.out;
+	fs::remove("/var/run/cdi/rbln.yaml");
+}
+
+} // namespace
