@@ -180,10 +180,26 @@ public:
 							    obj[key].get<std::string>()));
 	}
 
+	// Calls @check(element, "where.key[i]") for each object in list @key of @e.
+	template <typename Check>
+	void each_object(const json &e, const char *key, const std::string &where, Check check)
+	{
+		if (!e.contains(key))
+			return;
+		std::string list = where + "." + key;
+		if (!e[key].is_array())
+			return fail(list, "must be a list");
+		for (size_t i = 0; i < e[key].size(); i++) {
+			std::string w = fmt::format("{}[{}]", list, i);
+			if (e[key][i].is_object())
+				check(e[key][i], w);
+			else
+				fail(w, "must be an object");
+		}
+	}
+
 	void device_node(const json &n, const std::string &where)
 	{
-		if (!n.is_object())
-			return fail(where, "must be an object");
 		only_keys(n, where, {"path", "hostPath", "type", "major", "minor", "fileMode",
 				     "permissions", "uid", "gid"});
 		absolute_path(n, "path", where, true);
@@ -229,50 +245,23 @@ public:
 						fail(fmt::format("{}.env[{}]", where, i), "must be NAME=VALUE");
 				}
 		}
-		if (e.contains("deviceNodes")) {
-			if (!e["deviceNodes"].is_array())
-				fail(where + ".deviceNodes", "must be a list");
-			else
-				for (size_t i = 0; i < e["deviceNodes"].size(); i++)
-					device_node(e["deviceNodes"][i], fmt::format("{}.deviceNodes[{}]", where, i));
-		}
-		if (e.contains("mounts")) {
-			if (!e["mounts"].is_array())
-				fail(where + ".mounts", "must be a list");
-			else
-				for (size_t i = 0; i < e["mounts"].size(); i++) {
-					const auto &m = e["mounts"][i];
-					std::string w = fmt::format("{}.mounts[{}]", where, i);
-					if (!m.is_object()) {
-						fail(w, "must be an object");
-						continue;
-					}
-					only_keys(m, w, {"hostPath", "containerPath", "type", "options"});
-					absolute_path(m, "hostPath", w, true);
-					absolute_path(m, "containerPath", w, true);
-				}
-		}
-		if (e.contains("hooks")) {
+		each_object(e, "deviceNodes", where, [&](const json &n, const std::string &w) {
+			device_node(n, w);
+		});
+		each_object(e, "mounts", where, [&](const json &m, const std::string &w) {
+			only_keys(m, w, {"hostPath", "containerPath", "type", "options"});
+			absolute_path(m, "hostPath", w, true);
+			absolute_path(m, "containerPath", w, true);
+		});
+		each_object(e, "hooks", where, [&](const json &h, const std::string &w) {
 			static const std::set<std::string> names = {"prestart", "createRuntime", "createContainer",
 								    "startContainer", "poststart", "poststop"};
-			if (!e["hooks"].is_array())
-				fail(where + ".hooks", "must be a list");
-			else
-				for (size_t i = 0; i < e["hooks"].size(); i++) {
-					const auto &h = e["hooks"][i];
-					std::string w = fmt::format("{}.hooks[{}]", where, i);
-					if (!h.is_object()) {
-						fail(w, "must be an object");
-						continue;
-					}
-					only_keys(h, w, {"hookName", "path", "args", "env", "timeout"});
-					if (string_field(h, "hookName", w, true) &&
-					    !names.contains(h["hookName"].get<std::string>()))
-						fail(w + ".hookName", fmt::format("'{}' is not an OCI hook",
-										  h["hookName"].get<std::string>()));
-					absolute_path(h, "path", w, true);
-				}
-		}
+			only_keys(h, w, {"hookName", "path", "args", "env", "timeout"});
+			if (string_field(h, "hookName", w, true) && !names.contains(h["hookName"].get<std::string>()))
+				fail(w + ".hookName", fmt::format("'{}' is not an OCI hook",
+								  h["hookName"].get<std::string>()));
+			absolute_path(h, "path", w, true);
+		});
 	}
 
 private:
