@@ -154,28 +154,33 @@ static u64 rbln_sim_memory(const struct rbln_sku *sku, unsigned int mib)
  */
 int rbln_sim_parse_spec(const char *buf, unsigned int default_mib, struct rbln_sim_spec *spec)
 {
-	char sku_key[32];
 	unsigned int mib = default_mib;
-	char extra;
-	int n;
+	int argc, ret = -EINVAL;
+	char **argv;
 
-	n = sscanf(buf, "%u %31s %u %c", &spec->id, sku_key, &mib, &extra);
-	if (n < 2 || n > 3) {
-		pr_err("rbln_sim: new_device: expected \"ID SKU [MEMORY_MIB]\", e.g. \"0 rebel100\"\n");
-		return -EINVAL;
+	argv = argv_split(GFP_KERNEL, buf, &argc);
+	if (!argv)
+		return -ENOMEM;
+	if (argc < 2 || argc > 3 || kstrtouint(argv[0], 10, &spec->id) ||
+	    (argc == 3 && kstrtouint(argv[2], 10, &mib))) {
+		pr_err("rbln_sim: new_device: expected \"ID SKU [MEMORY_MIB]\" with decimal numbers, "
+		       "e.g. \"0 rebel100\" or \"1 atom 64\"\n");
+		goto out;
 	}
-	spec->sku = rbln_sku_by_key(sku_key);
+	spec->sku = rbln_sku_by_key(argv[1]);
 	if (!spec->sku) {
-		pr_err("rbln_sim: new_device: unknown SKU '%s' (valid: %s)\n",
-		       sku_key, rbln_sku_keys());
-		return -EINVAL;
+		pr_err("rbln_sim: new_device: unknown SKU '%s' (valid: %s)\n", argv[1], rbln_sku_keys());
+		goto out;
 	}
-	if (n == 3 && mib == 0) {
+	if (argc == 3 && mib == 0) {
 		pr_err("rbln_sim: new_device: MEMORY_MIB must be at least 1\n");
-		return -EINVAL;
+		goto out;
 	}
 	spec->memory = rbln_sim_memory(spec->sku, mib);
-	return 0;
+	ret = 0;
+out:
+	argv_free(argv);
+	return ret;
 }
 
 int rbln_sim_new_device(const char *buf)
