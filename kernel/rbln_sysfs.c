@@ -199,6 +199,46 @@ static ssize_t chiplet_engines_show(struct kobject *kobj,
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
+/* <engine>_busy_ns: time the engine spent running jobs; present engines only. */
+static struct kobj_attribute chiplet_attr_engine_busy[DRM_RBLN_ENGINE_COUNT];
+
+static ssize_t chiplet_engine_busy_show(struct kobject *kobj, struct kobj_attribute *attr,
+					char *buf)
+{
+	unsigned int kind = attr - chiplet_attr_engine_busy;
+
+	return sysfs_emit(buf, "%llu\n",
+			  (u64)atomic64_read(&kobj_to_chiplet(kobj)->engines[kind].busy_ns));
+}
+
+#define RBLN_ENGINE_BUSY_ATTR(_kind, _name) \
+	[_kind] = __ATTR(_name##_busy_ns, 0444, chiplet_engine_busy_show, NULL)
+
+static struct kobj_attribute chiplet_attr_engine_busy[DRM_RBLN_ENGINE_COUNT] = {
+	RBLN_ENGINE_BUSY_ATTR(DRM_RBLN_ENGINE_NEURAL_DMA, neural_dma),
+	RBLN_ENGINE_BUSY_ATTR(DRM_RBLN_ENGINE_TASK_DMA, task_dma),
+	RBLN_ENGINE_BUSY_ATTR(DRM_RBLN_ENGINE_DEVICE_HDMA, device_hdma),
+	RBLN_ENGINE_BUSY_ATTR(DRM_RBLN_ENGINE_EXTERNAL_HDMA, external_hdma),
+};
+
+static struct attribute *rbln_chiplet_engine_attrs[] = {
+	&chiplet_attr_engine_busy[DRM_RBLN_ENGINE_NEURAL_DMA].attr,
+	&chiplet_attr_engine_busy[DRM_RBLN_ENGINE_TASK_DMA].attr,
+	&chiplet_attr_engine_busy[DRM_RBLN_ENGINE_DEVICE_HDMA].attr,
+	&chiplet_attr_engine_busy[DRM_RBLN_ENGINE_EXTERNAL_HDMA].attr,
+	NULL
+};
+
+static umode_t rbln_chiplet_engine_visible(struct kobject *kobj, struct attribute *attr, int n)
+{
+	return kobj_to_chiplet(kobj)->engines[n].present ? attr->mode : 0;
+}
+
+static const struct attribute_group rbln_chiplet_engine_group = {
+	.attrs = rbln_chiplet_engine_attrs,
+	.is_visible = rbln_chiplet_engine_visible,
+};
+
 static struct kobj_attribute chiplet_attr_memory_total =
 	__ATTR(memory_total, 0444, chiplet_memory_total_show, NULL);
 static struct kobj_attribute chiplet_attr_memory_used =
@@ -218,7 +258,15 @@ static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_engine_resets.attr,
 	NULL
 };
-ATTRIBUTE_GROUPS(rbln_chiplet);
+static const struct attribute_group rbln_chiplet_group = {
+	.attrs = rbln_chiplet_attrs,
+};
+
+static const struct attribute_group *rbln_chiplet_groups[] = {
+	&rbln_chiplet_group,
+	&rbln_chiplet_engine_group,
+	NULL
+};
 
 static void rbln_chiplet_kobj_release(struct kobject *kobj)
 {

@@ -63,6 +63,7 @@ TEST(Smi, FullReportShowsChiplets)
 	SmiResult r = smi("-q -i 0000:02:00.0");
 	EXPECT_EQ(r.exit, 0);
 	EXPECT_NE(r.out.find("|     chiplet 0          0 / 16 MiB  NDMA TDMA DHDMA EHDMA"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("|       busy  NDMA "), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("|     chiplet 3          0 / 16 MiB  NDMA TDMA DHDMA  "), std::string::npos) << r.out;
 	EXPECT_EQ(r.out.find("RBLN-CA12"), std::string::npos) << "-i picked NPU 1 only";
 }
@@ -115,6 +116,8 @@ TEST(Smi, JsonIsTypedAndVersioned)
 	ASSERT_EQ(rebel["chiplets"].size(), 4u);
 	EXPECT_EQ(rebel["chiplets"][0]["engines"].back(), "external_hdma");
 	EXPECT_EQ(rebel["chiplets"][1]["engines"].size(), 3u);
+	EXPECT_EQ(rebel["chiplets"][1]["engine_busy_ns"].size(), 3u) << "one figure per present engine";
+	EXPECT_TRUE(rebel["chiplets"][0]["engine_busy_ns"]["external_hdma"].is_number_unsigned());
 	EXPECT_TRUE(j["contexts"].is_array());
 }
 

@@ -67,6 +67,12 @@ TEST(Usage, ClientUsageCountsBuffersAndEngineTime)
 	EXPECT_EQ(u.memory_resident, 0u) << "both lazy";
 	EXPECT_EQ(u.device_memory, kMiB) << "host memory takes no device capacity";
 
+	const std::string chiplet0 = sim_device(1)->sysfs + "/chiplet0/";
+	auto engine_busy = [&](const char *engine) {
+		return std::stoull(read_file(chiplet0 + engine + "_busy_ns").value_or("0"));
+	};
+	uint64_t ehdma_before = engine_busy("external_hdma"), tdma_before = engine_busy("task_dma");
+
 	drm_rbln_copy c{host, dev, 0, 0, kMiB};
 	drm_rbln_submit s{};
 	s.engine = DRM_RBLN_ENGINE_EXTERNAL_HDMA;
@@ -84,6 +90,13 @@ TEST(Usage, ClientUsageCountsBuffersAndEngineTime)
 	EXPECT_EQ(u.memory_resident, 2 * kMiB) << "the job placed both";
 	EXPECT_GT(u.engine_busy_ns[DRM_RBLN_ENGINE_EXTERNAL_HDMA], 0u);
 	EXPECT_EQ(u.engine_busy_ns[DRM_RBLN_ENGINE_TASK_DMA], 0u);
+	// The device's per-engine figures in sysfs moved the same way.
+	EXPECT_GE(engine_busy("external_hdma") - ehdma_before, u.engine_busy_ns[DRM_RBLN_ENGINE_EXTERNAL_HDMA]);
+	EXPECT_EQ(engine_busy("task_dma"), tdma_before);
+	// External HDMA exists on chiplet 0 only, and so does its file.
+	const std::string chiplet1 = sim_device(1)->sysfs + "/chiplet1/";
+	EXPECT_FALSE(read_file(chiplet1 + "external_hdma_busy_ns").has_value());
+	EXPECT_TRUE(read_file(chiplet1 + "neural_dma_busy_ns").has_value());
 
 	Fd other = open_node(sim_device(1)->node);
 	drm_rbln_client_usage o = usage(other.get());

@@ -13,6 +13,7 @@ struct ChipletSnapshot {
 	unsigned index;
 	uint64_t memory_total, memory_used, memory_placed;
 	std::vector<std::string> engines;
+	std::vector<uint64_t> engine_busy_ns;	// per engine, same order
 	unsigned engine_resets;
 };
 

@@ -80,6 +80,10 @@ std::string render_table(const Snapshot &snap, bool full)
 						       fmt::join(engines, " "),
 						       c.engine_resets ? fmt::format("  resets {}", c.engine_resets)
 								       : std::string()));
+				std::string busy = "      busy";
+				for (size_t i = 0; i < c.engines.size(); i++)
+					busy += fmt::format("  {} {:.3f}s", engines[i], c.engine_busy_ns[i] / 1e9);
+				out += row(busy);
 			}
 	}
 	if (full)
@@ -113,6 +117,14 @@ std::string render_table(const Snapshot &snap, bool full)
 	return out;
 }
 
+static nlohmann::json engine_busy(const ChipletSnapshot &c)
+{
+	nlohmann::json busy = nlohmann::json::object();
+	for (size_t i = 0; i < c.engines.size(); i++)
+		busy[c.engines[i]] = c.engine_busy_ns[i];
+	return busy;
+}
+
 std::string render_json(const Snapshot &snap)
 {
 	using nlohmann::json;
@@ -124,6 +136,7 @@ std::string render_json(const Snapshot &snap)
 					    {"memory", {{"total", c.memory_total}, {"used", c.memory_used},
 							{"placed", c.memory_placed}}},
 					    {"engines", c.engines},
+					    {"engine_busy_ns", engine_busy(c)},
 					    {"engine_resets", c.engine_resets}});
 		devices.push_back({
 			{"npu", d.npu.index},
