@@ -11,6 +11,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <drm/drm_print.h>
 
@@ -32,6 +33,52 @@ static int rbln_parse_engine(const char *word, unsigned int *kind)
 	return kstrtouint(word, 0, kind) || *kind >= DRM_RBLN_ENGINE_COUNT ? -EINVAL : 0;
 }
 
+static int rbln_parse_chiplet(const struct rbln_device *rdev, const char *word, unsigned int *chiplet)
+{
+	return kstrtouint(word, 0, chiplet) || *chiplet >= rdev->nr_chiplets ? -EINVAL : 0;
+}
+
+/* An optional trailing "0" or "1"; @on keeps its default without one. */
+static int rbln_parse_switch(int argc, char **argv, int at, unsigned int *on)
+{
+	if (argc <= at)
+		return 0;
+	return kstrtouint(argv[at], 0, on) || *on > 1 ? -EINVAL : 0;
+}
+
+int rbln_debugfs_parse_hang(const struct rbln_device *rdev, const char *cmd,
+			    unsigned int *chiplet, unsigned int *kind, unsigned int *on)
+{
+	int argc, ret = -EINVAL;
+	char **argv = argv_split(GFP_KERNEL, cmd, &argc);
+
+	if (!argv)
+		return -ENOMEM;
+	*on = 1;
+	if (argc >= 2 && argc <= 3 && !rbln_parse_chiplet(rdev, argv[0], chiplet) &&
+	    !rbln_parse_engine(argv[1], kind) && !rbln_parse_switch(argc, argv, 2, on) &&
+	    rdev->chiplets[*chiplet].engines[*kind].present)
+		ret = 0;
+	argv_free(argv);
+	return ret;
+}
+
+int rbln_debugfs_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
+				    unsigned int *chiplet, unsigned int *down)
+{
+	int argc, ret = -EINVAL;
+	char **argv = argv_split(GFP_KERNEL, cmd, &argc);
+
+	if (!argv)
+		return -ENOMEM;
+	*down = 1;
+	if (argc >= 1 && argc <= 2 && !rbln_parse_chiplet(rdev, argv[0], chiplet) &&
+	    !rbln_parse_switch(argc, argv, 1, down))
+		ret = 0;
+	argv_free(argv);
+	return ret;
+}
+
 /* Reads a short command line from user space into @buf. */
 static int rbln_read_command(const char __user *ubuf, size_t len, char *buf, size_t size)
 {
@@ -46,20 +93,17 @@ static int rbln_read_command(const char __user *ubuf, size_t len, char *buf, siz
 static ssize_t rbln_hang_write(struct file *f, const char __user *ubuf, size_t len, loff_t *pos)
 {
 	struct rbln_device *rdev = f->private_data;
-	unsigned int chiplet, kind, on = 1;
-	char buf[64], name[32];
+	unsigned int chiplet, kind, on;
 	struct rbln_engine *engine;
-	int n, ret;
+	char buf[64];
+	int ret;
 
 	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
+	if (!ret)
+		ret = rbln_debugfs_parse_hang(rdev, buf, &chiplet, &kind, &on);
 	if (ret)
 		return ret;
-	n = sscanf(buf, "%u %31s %u", &chiplet, name, &on);
-	if (n < 2 || chiplet >= rdev->nr_chiplets || rbln_parse_engine(name, &kind) || on > 1)
-		return -EINVAL;
 	engine = &rdev->chiplets[chiplet].engines[kind];
-	if (!engine->present)
-		return -EINVAL;
 	WRITE_ONCE(engine->hung, on);
 	wake_up_all(&engine->wait);
 	return len;
@@ -69,15 +113,15 @@ static ssize_t rbln_chiplet_down_write(struct file *f, const char __user *ubuf, 
 				       loff_t *pos)
 {
 	struct rbln_device *rdev = f->private_data;
-	unsigned int chiplet, down = 1;
+	unsigned int chiplet, down;
 	char buf[32];
 	int ret;
 
 	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
+	if (!ret)
+		ret = rbln_debugfs_parse_chiplet_down(rdev, buf, &chiplet, &down);
 	if (ret)
 		return ret;
-	if (sscanf(buf, "%u %u", &chiplet, &down) < 1 || chiplet >= rdev->nr_chiplets || down > 1)
-		return -EINVAL;
 	WRITE_ONCE(rdev->chiplets[chiplet].down, down);
 	return len;
 }
@@ -93,7 +137,7 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
 	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	if (kstrtouint(strim(buf), 0, &chiplet) || chiplet >= rdev->nr_chiplets)
+	if (rbln_parse_chiplet(rdev, strim(buf), &chiplet))
 		return -EINVAL;
 	drm_info(&rdev->drm, "chiplet %u: uncorrectable memory error (injected)\n", chiplet);
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_MEMORY_ERROR,

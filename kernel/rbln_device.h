@@ -115,6 +115,11 @@ void rbln_debugfs_init(void);
 void rbln_debugfs_fini(void);
 void rbln_debugfs_device_init(struct rbln_device *rdev);
 void rbln_debugfs_device_fini(struct rbln_device *rdev);
+/* The fault-injection commands "CHIPLET ENGINE [0|1]" and "CHIPLET [0|1]". */
+int rbln_debugfs_parse_hang(const struct rbln_device *rdev, const char *cmd,
+			    unsigned int *chiplet, unsigned int *kind, unsigned int *on);
+int rbln_debugfs_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
+				    unsigned int *chiplet, unsigned int *down);
 
 /* rbln_gem.c */
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
