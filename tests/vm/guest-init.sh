@@ -54,4 +54,4 @@ echo "$rc" > /run/vm/rc
 sync
 umount /run/vm
 echo o > /proc/sysrq-trigger
-sleep 10
+sleep 10 2>/dev/null	# the 9p root may already be gone while powering off
