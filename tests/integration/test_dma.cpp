@@ -325,11 +325,18 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	const std::string resets = sim_device(1)->sysfs + "/chiplet0/engine_resets";
 	const auto before = std::stoul(read_file(resets).value_or("0"));
 
+	// A timeout long enough that a slow guest sees the job running before it ends.
+	const std::string timeout_param = "/sys/module/rbln/parameters/job_timeout_ms";
+	const std::string old_timeout = read_file(timeout_param).value_or("1000");
+	ASSERT_EQ(write_file(timeout_param, "3000"), 0);
 	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
 	uint64_t hung = 0;
 	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
 	EXPECT_EQ(wait_job(fd, hung, 0), ETIME) << "still running: polling says so";
 	const std::string dev = sim_device(1)->sysfs;
+	// The engine's worker picks the job up asynchronously.
+	for (int i = 0; i < 100 && read_file(dev + "/status") != "BUSY"; i++)
+		usleep(10000);
 	EXPECT_EQ(read_file(dev + "/status"), "BUSY") << "a job is running";
 	EXPECT_EQ(read_file(dev + "/status_code"), "1");
 	EXPECT_EQ(param(fd, DRM_RBLN_PARAM_STATUS), uint64_t{DRM_RBLN_STATUS_BUSY});
@@ -340,6 +347,7 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	EXPECT_EQ(copy(other.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {c.handle, d.handle, 0, 0, 4096}), 0);
 
 	EXPECT_EQ(wait_job(fd, hung), -ETIMEDOUT);
+	EXPECT_EQ(write_file(timeout_param, old_timeout), 0);
 	EXPECT_EQ(wait_job(fd, hung), 0) << "a failure is reported once";
 	EXPECT_EQ(read_file(dev + "/status"), "READY") << "idle again";
 	EXPECT_EQ(std::stoul(read_file(resets).value_or("0")), before + 1);
