@@ -42,13 +42,11 @@ static DeviceSnapshot device_snapshot(const NpuInfo &npu, bool chiplets)
 		for (unsigned c = 0; c < npu.chiplet_count; c++) {
 			std::string cd = fmt::format("{}/chiplet{}", d, c);
 			ChipletSnapshot cs{c, read_u64(cd, "memory_total"), read_u64(cd, "memory_used"),
-					   read_u64(cd, "memory_placed"), {}, {},
+					   read_u64(cd, "memory_placed"), {},
 					   unsigned(read_u64(cd, "engine_resets"))};
 			std::istringstream engines(read_attr(cd, "engines"));
-			for (std::string e; engines >> e;) {
-				cs.engines.push_back(e);
-				cs.engine_busy_ns.push_back(read_u64(cd, (e + "_busy_ns").c_str()));
-			}
+			for (std::string e; engines >> e;)
+				cs.engines.push_back({e, read_u64(cd, (e + "_busy_ns").c_str())});
 			s.chiplets.push_back(std::move(cs));
 		}
 	return s;

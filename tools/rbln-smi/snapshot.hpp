@@ -9,11 +9,15 @@
 
 namespace rbln::smi {
 
+struct EngineSnapshot {
+	std::string name;		// as in chipletN/engines: "neural_dma", ...
+	uint64_t busy_ns;
+};
+
 struct ChipletSnapshot {
 	unsigned index;
 	uint64_t memory_total, memory_used, memory_placed;
-	std::vector<std::string> engines;
-	std::vector<uint64_t> engine_busy_ns;	// per engine, same order
+	std::vector<EngineSnapshot> engines;	// the engines present
 	unsigned engine_resets;
 };
 

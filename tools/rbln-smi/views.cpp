@@ -73,16 +73,16 @@ std::string render_table(const Snapshot &snap, bool full)
 		if (full)
 			for (const auto &c : d.chiplets) {
 				std::vector<std::string> engines;
-				for (const auto &e : c.engines)
-					engines.push_back(engine_abbrev(e));
+				std::string busy = "      busy";
+				for (const auto &e : c.engines) {
+					engines.push_back(engine_abbrev(e.name));
+					busy += fmt::format("  {} {:.3f}s", engines.back(), e.busy_ns / 1e9);
+				}
 				out += row(fmt::format("    chiplet {}  {:>18}  {}{}", c.index,
 						       memory_text(c.memory_used, c.memory_total),
 						       fmt::join(engines, " "),
 						       c.engine_resets ? fmt::format("  resets {}", c.engine_resets)
 								       : std::string()));
-				std::string busy = "      busy";
-				for (size_t i = 0; i < c.engines.size(); i++)
-					busy += fmt::format("  {} {:.3f}s", engines[i], c.engine_busy_ns[i] / 1e9);
 				out += row(busy);
 			}
 	}
@@ -117,27 +117,25 @@ std::string render_table(const Snapshot &snap, bool full)
 	return out;
 }
 
-static nlohmann::json engine_busy(const ChipletSnapshot &c)
-{
-	nlohmann::json busy = nlohmann::json::object();
-	for (size_t i = 0; i < c.engines.size(); i++)
-		busy[c.engines[i]] = c.engine_busy_ns[i];
-	return busy;
-}
-
 std::string render_json(const Snapshot &snap)
 {
 	using nlohmann::json;
 	json devices = json::array(), contexts = json::array();
 	for (const auto &d : snap.devices) {
 		json chiplets = json::array();
-		for (const auto &c : d.chiplets)
+		for (const auto &c : d.chiplets) {
+			json names = json::array(), busy = json::object();
+			for (const auto &e : c.engines) {
+				names.push_back(e.name);
+				busy[e.name] = e.busy_ns;
+			}
 			chiplets.push_back({{"index", c.index},
 					    {"memory", {{"total", c.memory_total}, {"used", c.memory_used},
 							{"placed", c.memory_placed}}},
-					    {"engines", c.engines},
-					    {"engine_busy_ns", engine_busy(c)},
+					    {"engines", names},
+					    {"engine_busy_ns", busy},
 					    {"engine_resets", c.engine_resets}});
+		}
 		devices.push_back({
 			{"npu", d.npu.index},
 			{"name", d.npu.name},
