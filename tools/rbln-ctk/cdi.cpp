@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "cdi.hpp"
+#include "text.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -428,16 +429,7 @@ std::vector<std::string> cdi_spec_dirs()
 	const char *env = std::getenv("RBLN_CDI_SPEC_DIRS");
 	if (!env || !*env)
 		return {"/etc/cdi", "/var/run/cdi"};
-	std::vector<std::string> dirs;
-	std::string v = env;
-	for (size_t pos = 0; pos <= v.size();) {
-		size_t colon = v.find(':', pos);
-		dirs.push_back(v.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos));
-		if (colon == std::string::npos)
-			break;
-		pos = colon + 1;
-	}
-	return dirs;
+	return split(env, ':');
 }
 
 std::vector<std::string> cdi_spec_files(const std::vector<std::string> &dirs)

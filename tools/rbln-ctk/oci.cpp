@@ -40,26 +40,26 @@ json &env_array(json &config)
 	return process["env"];
 }
 
-void add_device(json &config, const Node &n)
+// Each node as a device in the container, and "rw" for it in the device cgroup.
+void give_nodes(json &config, const std::vector<Node> &nodes)
 {
 	json &devices = config["linux"]["devices"];
+	json &rules = config["linux"]["resources"]["devices"];
 	if (!devices.is_array())
 		devices = json::array();
-	remove_if_json(devices, [&](const json &d) { return d.value("path", "") == n.path; });
-	devices.push_back({{"path", n.path}, {"type", "c"},
-			   {"major", major(n.st.st_rdev)}, {"minor", minor(n.st.st_rdev)},
-			   {"fileMode", n.st.st_mode & 0777}, {"uid", n.st.st_uid}, {"gid", n.st.st_gid}});
-}
-
-void allow_device(json &config, const struct stat &st)
-{
-	json &rules = config["linux"]["resources"]["devices"];
 	if (!rules.is_array())
 		rules = json::array();
-	json rule = {{"allow", true}, {"type", "c"}, {"major", major(st.st_rdev)},
-		     {"minor", minor(st.st_rdev)}, {"access", "rw"}};
-	if (std::find(rules.begin(), rules.end(), rule) == rules.end())
-		rules.push_back(rule);
+	for (const auto &n : nodes) {
+		remove_if_json(devices, [&](const json &d) { return d.value("path", "") == n.path; });
+		devices.push_back({{"path", n.path}, {"type", "c"},
+				   {"major", major(n.st.st_rdev)}, {"minor", minor(n.st.st_rdev)},
+				   {"fileMode", n.st.st_mode & 0777}, {"uid", n.st.st_uid},
+				   {"gid", n.st.st_gid}});
+		json rule = {{"allow", true}, {"type", "c"}, {"major", major(n.st.st_rdev)},
+			     {"minor", minor(n.st.st_rdev)}, {"access", "rw"}};
+		if (std::find(rules.begin(), rules.end(), rule) == rules.end())
+			rules.push_back(rule);
+	}
 }
 
 struct stat host_node(const std::string &path, const std::string &what)
@@ -123,10 +123,7 @@ void oci_give_npus(json &config, const std::vector<NpuInfo> &npus)
 		nodes.push_back({npu.node, st});
 		nodes.push_back({fmt::format("/dev/rbln{}", npu.index), st});
 	}
-	for (const auto &n : nodes) {
-		add_device(config, n);
-		allow_device(config, n.st);
-	}
+	give_nodes(config, nodes);
 	std::vector<unsigned> indices;
 	for (const auto &npu : npus)
 		indices.push_back(npu.index);
@@ -150,10 +147,7 @@ void oci_apply_cdi_edits(json &config, const json &edits, const std::string &whe
 		std::string path = n.value("path", "");
 		nodes.push_back({path, host_node(n.value("hostPath", path), where)});
 	}
-	for (const auto &n : nodes) {
-		add_device(config, n);
-		allow_device(config, n.st);
-	}
+	give_nodes(config, nodes);
 	for (const auto &e : edits.value("env", json::array())) {
 		std::string kv = e.get<std::string>();
 		size_t eq = kv.find('=');

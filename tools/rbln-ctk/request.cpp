@@ -10,16 +10,11 @@
 #include <rbln/grouping.hpp>
 
 #include "cdi.hpp"
+#include "text.hpp"
 
 namespace rbln::ctk {
 
 namespace {
-
-std::string trim(const std::string &s)
-{
-	size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-	return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
 
 const NpuInfo &by_index(const std::vector<NpuInfo> &host, unsigned index)
 {
@@ -52,19 +47,12 @@ std::vector<std::string> rbln_names_in_cdi_annotations(const std::vector<std::st
 {
 	const std::string prefix = std::string(kCdiKind) + "=";
 	std::vector<std::string> names;
-	for (const auto &value : values) {
-		size_t pos = 0;
-		while (pos <= value.size()) {
-			size_t comma = value.find(',', pos);
-			std::string entry = trim(value.substr(pos, comma == std::string::npos ? std::string::npos
-											       : comma - pos));
+	for (const auto &value : values)
+		for (const auto &piece : split(value, ',')) {
+			std::string entry = trim(piece);
 			if (entry.starts_with(prefix))
 				names.push_back(entry.substr(prefix.size()));
-			if (comma == std::string::npos)
-				break;
-			pos = comma + 1;
 		}
-	}
 	return names;
 }
 

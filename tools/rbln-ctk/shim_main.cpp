@@ -28,6 +28,7 @@
 #include "cdi.hpp"
 #include "oci.hpp"
 #include "request.hpp"
+#include "text.hpp"
 #include "toolkit_config.hpp"
 
 using namespace rbln;
@@ -76,24 +77,17 @@ std::string find_runtime(const ToolkitConfig &cfg)
 		candidates.push_back(cfg.runtime);
 	else
 		candidates = {"runc", "crun"};
-	std::string self;
 	std::error_code ec;
-	self = fs::canonical("/proc/self/exe", ec).string();
+	const std::string self = fs::canonical("/proc/self/exe", ec).string();
+	const char *path = std::getenv("PATH");
+	const auto dirs = split(path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ':');
 	for (const auto &c : candidates) {
 		if (c.find('/') != std::string::npos)
 			return c;
-		const char *path = std::getenv("PATH");
-		std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-		size_t pos = 0;
-		while (pos <= dirs.size()) {
-			size_t colon = dirs.find(':', pos);
-			std::string d = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+		for (const auto &d : dirs) {
 			fs::path p = fs::path(d.empty() ? "." : d) / c;
 			if (::access(p.c_str(), X_OK) == 0 && fs::canonical(p, ec).string() != self)
 				return p.string();
-			if (colon == std::string::npos)
-				break;
-			pos = colon + 1;
 		}
 	}
 	throw Error(Errc::not_found, ENOENT,
@@ -145,8 +139,8 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 	if (npus.empty() && cdi_names.empty())
 		return;
 	oci_give_npus(config, npus);
-	write_file_atomic(path, config.dump(2) + "\n", fs::status(path).permissions() == fs::perms::unknown
-								? 0644 : unsigned(fs::status(path).permissions()));
+	const fs::perms mode = fs::status(path).permissions();
+	write_file_atomic(path, config.dump(2) + "\n", mode == fs::perms::unknown ? 0644 : unsigned(mode));
 }
 
 } // namespace
