@@ -271,12 +271,9 @@ static void rbln_client_revoke_with_job_in_flight(struct kunit *test)
 	struct drm_rbln_copy c = { .src_handle = src, .dst_handle = dst, .size = SZ_128K };
 	struct drm_rbln_submit s = {
 		.engine = DRM_RBLN_ENGINE_NEURAL_DMA, .copy_count = 1, .copy_size = sizeof(c),
+		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &c, sizeof(c)),
 	};
-	void __user *u = rbln_test_user(test, sizeof(c));
 	u64 freed;
-
-	KUNIT_ASSERT_EQ(test, copy_to_user(u, &c, sizeof(c)), 0);
-	s.copies = (u64)(uintptr_t)u;
 	WRITE_ONCE(rdev->chiplets[0].engines[DRM_RBLN_ENGINE_NEURAL_DMA].hung, true);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, user, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
 	KUNIT_ASSERT_EQ(test, reclaim(test, admin, user, DRM_RBLN_RECLAIM_FORCE, &freed), 0);

@@ -91,13 +91,20 @@ void __user *rbln_test_user(struct kunit *test, size_t size)
 	return (void __user *)addr;
 }
 
+void __user *rbln_test_user_copy(struct kunit *test, const void *data, size_t size)
+{
+	void __user *u = rbln_test_user(test, size);
+
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, data, size), 0);
+	return u;
+}
+
 int rbln_test_ioctl(struct kunit *test, struct file *file, unsigned int cmd, void *arg)
 {
 	size_t size = _IOC_SIZE(cmd);
-	void __user *uarg = rbln_test_user(test, size);
+	void __user *uarg = rbln_test_user_copy(test, arg, size);
 	long ret;
 
-	KUNIT_ASSERT_EQ(test, copy_to_user(uarg, arg, size), 0);
 	ret = file->f_op->unlocked_ioctl(file, cmd, (unsigned long)uarg);
 	KUNIT_ASSERT_EQ(test, copy_from_user(arg, uarg, size), 0);
 	return ret;

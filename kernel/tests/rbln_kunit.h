@@ -30,6 +30,8 @@ struct rbln_client *rbln_test_client(struct file *file);
 
 /* Zeroed user memory for this test. */
 void __user *rbln_test_user(struct kunit *test, size_t size);
+/* User memory holding a copy of @size bytes at @data. */
+void __user *rbln_test_user_copy(struct kunit *test, const void *data, size_t size);
 /* Copies @arg (the command's size) in and out of user memory around the ioctl. */
 int rbln_test_ioctl(struct kunit *test, struct file *file, unsigned int cmd, void *arg);
 
