@@ -76,7 +76,7 @@ run_kernel() {
 		qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single \
 		-smp 2 -m 2048 -nodefaults -nographic -no-reboot -serial stdio \
 		-kernel "$build/arch/x86/boot/bzImage" -initrd "$out/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 kunit.enable=1 kmemleak=on" \
+		-append "console=ttyS0 panic=-1 oops=panic kunit.enable=1 kmemleak=on" \
 		</dev/null 2>&1 | tr -d '\r' > "$out/console.log" || true
 
 	local rc=0

@@ -47,6 +47,13 @@ mkdir -p "$outdir"
 	echo
 } > "$outdir/job.sh"
 
+# The first oops, hung task or soft lockup ends the VM (panic=-1 with
+# -no-reboot powers it off), so a crash fails the run in seconds with the
+# report in serial.log instead of hanging until RBLN_VM_TIMEOUT.
+panic_switches="panic=-1 oops=panic softlockup_panic=1 hung_task_panic=1"
+panic_switches+=" sysctl.kernel.hung_task_timeout_secs=${RBLN_VM_HUNG_TASK_SECS:-120}"
+panic_switches+=" sysctl.kernel.panic_on_rcu_stall=1"
+
 # One TCG thread for all vCPUs: with thread=multi a vCPU can run a stale
 # translation of code the kernel is live-patching (text_poke_bp's int3), which
 # crashed a CI boot with "Oops: int3" before the module was even loaded.  The
@@ -54,7 +61,7 @@ mkdir -p "$outdir"
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single
 	-m "${RBLN_VM_MEM:-2048}" -smp "${RBLN_VM_CPUS:-2}"
 	-kernel "$kdir/root/boot/vmlinuz-$ver" -initrd "$kdir/initramfs.cpio.gz"
-	-append "console=ttyS0 loglevel=5 log_buf_len=8M panic=-1 rbln_init=$here/guest-init.sh"
+	-append "console=ttyS0 loglevel=5 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"
 	-nic none -display none -no-reboot -monitor none -serial stdio)
@@ -69,6 +76,7 @@ timeout --foreground "${RBLN_VM_TIMEOUT:-1800}" "${qemu[@]}" </dev/null 2>&1 |
 
 if [ ! -f "$outdir/rc" ]; then
 	echo "run-vm: $ver: the VM stopped without a result (crash or timeout); see $outdir/serial.log" >&2
+	"$here/check-dmesg.sh" "$outdir/serial.log" >&2 || true
 	exit 1
 fi
 rc=$(cat "$outdir/rc")
