@@ -58,7 +58,7 @@ static void rbln_client_drop_acquisition(struct rbln_client *client)
 	lockdep_assert_held(&client->rdev->clients_lock);
 	if (client->rdev->owner != client)
 		return;
-	client->rdev->owner = NULL;
+	WRITE_ONCE(client->rdev->owner, NULL);
 	rbln_client_event(client, RBLN_GENL_EVENT_RELEASED, 0);
 }
 
@@ -96,9 +96,11 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	get_task_comm(client->creator_comm, current);
 	client->uid = current_uid();
 	rbln_client_touch(client);
+	atomic64_set(&client->device_memory, 0);
 	mutex_init(&client->lock);
 	xa_init(&client->jobs);
 	atomic_set(&client->inflight, 0);
+	atomic_set(&client->tracked, 0);
 	init_waitqueue_head(&client->idle);
 	for (i = 0; i < DRM_RBLN_ENGINE_COUNT; i++)
 		atomic64_set(&client->engine_busy_ns[i], 0);
@@ -110,6 +112,18 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	return 0;
 }
 
+/*
+ * Called as the file's release begins, before the DRM core frees its handle
+ * table: from then on LIST_CLIENTS and revocation, which look at other files,
+ * no longer find it.
+ */
+void rbln_client_unlist(struct rbln_client *client)
+{
+	mutex_lock(&client->rdev->clients_lock);
+	list_del_init(&client->link);
+	mutex_unlock(&client->rdev->clients_lock);
+}
+
 void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 {
 	struct rbln_client *client = file->driver_priv;
@@ -118,9 +132,16 @@ void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 	rbln_client_drain_jobs(client);
 	mutex_lock(&rdev->clients_lock);
 	rbln_client_drop_acquisition(client);
-	list_del(&client->link);
+	list_del_init(&client->link);	/* a failed open is never released */
 	mutex_unlock(&rdev->clients_lock);
 	rbln_client_put(client);
+}
+
+int rbln_client_check_owner(struct rbln_client *client)
+{
+	struct rbln_client *owner = READ_ONCE(client->rdev->owner);
+
+	return owner && owner != client ? -EBUSY : 0;
 }
 
 int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file)
@@ -137,7 +158,7 @@ int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file
 	if (rdev->owner && rdev->owner != client) {
 		ret = -EBUSY;
 	} else if (!rdev->owner) {
-		rdev->owner = client;
+		WRITE_ONCE(rdev->owner, client);
 		rbln_client_event(client, RBLN_GENL_EVENT_ACQUIRED, 0);
 	}
 	mutex_unlock(&rdev->clients_lock);
@@ -162,20 +183,6 @@ int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file
 	return ret;
 }
 
-static u64 rbln_client_device_memory(struct rbln_client *client)
-{
-	struct drm_gem_object *obj;
-	u64 bytes = 0;
-	int id;
-
-	spin_lock(&client->file->table_lock);
-	idr_for_each_entry(&client->file->object_idr, obj, id)
-		if (to_rbln_bo(obj)->accounted)
-			bytes += obj->size;
-	spin_unlock(&client->file->table_lock);
-	return bytes;
-}
-
 static bool rbln_client_stale(struct rbln_client *client)
 {
 	bool gone;
@@ -197,67 +204,114 @@ static void rbln_client_describe(struct rbln_client *client, struct rbln_client 
 		     (rbln_client_stale(client) ? DRM_RBLN_CLIENT_STALE : 0) |
 		     (READ_ONCE(client->revoked) ? DRM_RBLN_CLIENT_REVOKED : 0) |
 		     (client == caller ? DRM_RBLN_CLIENT_SELF : 0);
-	out->device_memory = rbln_client_device_memory(client);
+	out->device_memory = atomic64_read(&client->device_memory);
 	out->idle_ns = ktime_get_ns() - atomic64_read(&client->last_active_ns);
 	strscpy(out->creator_comm, client->creator_comm, sizeof(out->creator_comm));
 }
 
+/* The entries @caller may see, at most @room of them; returns how many exist. */
+static u32 rbln_client_snapshot(struct rbln_device *rdev, struct rbln_client *caller,
+				struct drm_rbln_client *entries, u32 room)
+{
+	bool all = capable(CAP_SYS_ADMIN);
+	struct rbln_client *client;
+	u32 visible = 0;
+
+	lockdep_assert_held(&rdev->clients_lock);
+	list_for_each_entry(client, &rdev->clients, link) {
+		if (!all && !uid_eq(client->uid, current_uid()))
+			continue;
+		if (visible < room)
+			rbln_client_describe(client, caller, &entries[visible]);
+		visible++;
+	}
+	return visible;
+}
+
+/*
+ * The entries are gathered under clients_lock and copied out after it is
+ * dropped: a page fault on the caller's buffer (userfaultfd, FUSE) must not
+ * stall every open and close of the device.
+ */
 int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
 	struct drm_rbln_list_clients *args = data;
 	char __user *uptr = u64_to_user_ptr(args->entries);
-	bool all = capable(CAP_SYS_ADMIN);
-	struct drm_rbln_client entry;
-	struct rbln_client *client;
-	u32 visible = 0;
-	int ret = 0;
+	struct drm_rbln_client *entries = NULL;
+	u32 room = 0, visible, i;
+	size_t tail;
 
-	if (args->flags || args->reserved || args->entry_size < sizeof(entry) ||
+	if (args->flags || args->reserved || args->entry_size < sizeof(*entries) ||
 	    args->entry_size > RBLN_CLIENT_ENTRY_MAX)
 		return -EINVAL;
 
 	mutex_lock(&rdev->clients_lock);
-	list_for_each_entry(client, &rdev->clients, link) {
-		char __user *slot;
-
-		if (!all && !uid_eq(client->uid, current_uid()))
-			continue;
-		if (visible < args->count) {
-			slot = uptr + (size_t)visible * args->entry_size;
-			rbln_client_describe(client, file->driver_priv, &entry);
-			if (copy_to_user(slot, &entry, sizeof(entry)) ||
-			    clear_user(slot + sizeof(entry), args->entry_size - sizeof(entry))) {
-				ret = -EFAULT;
-				break;
-			}
+	if (args->count) {
+		room = min_t(u32, args->count, list_count_nodes(&rdev->clients));
+		entries = kvcalloc(room, sizeof(*entries), GFP_KERNEL);
+		if (!entries) {
+			mutex_unlock(&rdev->clients_lock);
+			return -ENOMEM;
 		}
-		visible++;
 	}
+	visible = rbln_client_snapshot(rdev, file->driver_priv, entries, room);
 	mutex_unlock(&rdev->clients_lock);
-	if (!ret)
-		args->count = visible;
-	return ret;
+
+	tail = args->entry_size - sizeof(*entries);
+	for (i = 0; i < min(visible, room); i++) {
+		char __user *slot = uptr + (size_t)i * args->entry_size;
+
+		if (copy_to_user(slot, &entries[i], sizeof(*entries)) ||
+		    clear_user(slot + sizeof(*entries), tail)) {
+			kvfree(entries);
+			return -EFAULT;
+		}
+	}
+	kvfree(entries);
+	args->count = visible;
+	return 0;
+}
+
+/* Deletes every handle of @client's file; clients_lock held, the file not closing. */
+static void rbln_client_delete_handles(struct rbln_client *client)
+{
+	struct drm_file *file = client->file;
+	int handle = 0;
+
+	lockdep_assert_held(&client->rdev->clients_lock);
+	for (;;) {
+		spin_lock(&file->table_lock);
+		if (!idr_get_next(&file->object_idr, &handle))
+			handle = -1;
+		spin_unlock(&file->table_lock);
+		if (handle < 0)
+			break;
+		drm_gem_handle_delete(file, handle++);
+	}
 }
 
 /*
- * Revokes @victim: no more jobs, no acquisition, no memory.  Its file may be
- * closing meanwhile (the DRM core frees the handle table before our
- * postclose), so only the device's own buffer list is walked; the handles
- * stay, pointing at buffers without memory.  Returns the device memory freed.
+ * Revokes @victim, already marked revoked: no more jobs (the running ones
+ * finish first), no acquisition, no memory, no handles.  Its file may start
+ * closing meanwhile; its handle table is only touched while the client is
+ * still listed, that is, before the DRM core frees that table.  Returns the
+ * device memory freed.
  */
 static u64 rbln_client_revoke(struct rbln_client *victim)
 {
 	struct rbln_device *rdev = victim->rdev;
+	u64 freed;
 
-	WRITE_ONCE(victim->revoked, true);
 	rbln_client_drain_jobs(victim);
+	freed = rbln_mem_revoke_client(rdev, victim->id);
 
 	mutex_lock(&rdev->clients_lock);
 	rbln_client_drop_acquisition(victim);
+	if (!list_empty(&victim->link))
+		rbln_client_delete_handles(victim);
 	mutex_unlock(&rdev->clients_lock);
-
-	return rbln_mem_revoke_client(rdev, victim->id);
+	return freed;
 }
 
 int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file)
@@ -289,8 +343,10 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 		ret = -EALREADY;
 	else if (!force && !rbln_client_stale(victim))
 		ret = -EBUSY;
-	if (!ret)
+	if (!ret) {
+		WRITE_ONCE(victim->revoked, true);	/* one revocation per client */
 		kref_get(&victim->ref);		/* it may close while we revoke */
+	}
 	mutex_unlock(&rdev->clients_lock);
 	if (ret)
 		return ret;
@@ -347,6 +403,7 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 		i = 0;
 		list_for_each_entry(client, &rdev->clients, link)
 			if (client != caller && !READ_ONCE(client->revoked)) {
+				WRITE_ONCE(client->revoked, true);
 				kref_get(&client->ref);
 				victims[i++] = client;
 			}

@@ -24,25 +24,32 @@ struct rbln_client {
 	struct rbln_device *rdev;
 	struct drm_file *file;
 	u64 id;				/* drm-client-id where the kernel has one */
-	struct list_head link;		/* in rdev->clients */
+	struct list_head link;		/* in rdev->clients until its file starts closing */
 	struct pid *creator;		/* thread group that opened the file */
 	char creator_comm[TASK_COMM_LEN];
 	kuid_t uid;
 	atomic64_t last_active_ns;
-	bool revoked;			/* reclaimed: rbln ioctls fail with -ENODEV */
+	atomic64_t device_memory;	/* bytes of device memory its handles hold */
+	bool revoked;			/* reclaimed: rbln ioctls fail with -ENODEV
+					 * (set under rdev->clients_lock) */
 
 	/* Jobs (rbln_job.c). */
 	struct mutex lock;		/* seqno and jobs */
 	u64 last_seqno;			/* last issued; 0: none yet */
 	struct xarray jobs;		/* seqno -> job, while running or failed-and-unwaited */
-	atomic_t inflight;
+	atomic_t inflight;		/* queued or running */
+	atomic_t tracked;		/* in jobs: inflight, or failed and not waited for */
 	wait_queue_head_t idle;		/* inflight reached 0 */
-	bool closing;			/* queued jobs are cancelled, not run */
+	bool closing;			/* set under lock: no job starts any more */
 	atomic64_t engine_busy_ns[DRM_RBLN_ENGINE_COUNT];
 };
 
 int rbln_client_open(struct drm_device *drm, struct drm_file *file);
+/* The file's release has begun: no other file may reach this client now. */
+void rbln_client_unlist(struct rbln_client *client);
 void rbln_client_close(struct drm_device *drm, struct drm_file *file);
+/* -EBUSY while another file holds the device (ACQUIRE). */
+int rbln_client_check_owner(struct rbln_client *client);
 void rbln_client_put(struct rbln_client *client);
 /* Records activity, for LIST_CLIENTS' idle time. */
 void rbln_client_touch(struct rbln_client *client);

@@ -48,4 +48,31 @@
 #define RBLN_DRM_DRIVER_PRIME_HOOKS
 #endif
 
+/*
+ * Importers map a dma-buf without holding its reservation lock through
+ * dma_buf_vmap_unlocked(); before that API, dma_buf_vmap() took the lock itself
+ * (probes/dma_buf_vmap_unlocked.c).
+ */
+#ifdef RBLN_PROBE_DMA_BUF_VMAP_UNLOCKED
+#define rbln_dma_buf_vmap(buf, map)	dma_buf_vmap_unlocked(buf, map)
+#define rbln_dma_buf_vunmap(buf, map)	dma_buf_vunmap_unlocked(buf, map)
+#else
+#define rbln_dma_buf_vmap(buf, map)	dma_buf_vmap(buf, map)
+#define rbln_dma_buf_vunmap(buf, map)	dma_buf_vunmap(buf, map)
+#endif
+
+/* Importing a symbol namespace: identifier or string (probes/module_import_ns_ident.c). */
+#ifdef RBLN_PROBE_MODULE_IMPORT_NS_IDENT
+#define RBLN_IMPORT_NS_DMA_BUF		MODULE_IMPORT_NS(DMA_BUF)
+#else
+#define RBLN_IMPORT_NS_DMA_BUF		MODULE_IMPORT_NS("DMA_BUF")
+#endif
+
+/* Multicast groups that only privileged sockets may join (probes/genl_mcast_cap.c). */
+#ifdef RBLN_PROBE_GENL_MCAST_CAP
+#define RBLN_GENL_MCAST_ADMIN_ONLY	GENL_MCAST_CAP_SYS_ADMIN
+#else
+#define RBLN_GENL_MCAST_ADMIN_ONLY	0
+#endif
+
 #endif /* RBLN_COMPAT_H */

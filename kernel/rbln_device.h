@@ -9,6 +9,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <drm/drm_device.h>
+#include <drm/drm_mm.h>
 
 #include "rbln_hw.h"
 #include "rbln_sku.h"
@@ -64,10 +65,11 @@ struct rbln_device {
 	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
 	atomic_t status;		/* enum drm_rbln_status */
 	struct rbln_busy busy;
-	spinlock_t mem_lock;		/* makes capacity check + reserve atomic */
+	spinlock_t mem_lock;		/* capacity check + reserve; address_space */
+	/* Device addresses: one window per chiplet, then one for interleaved buffers. */
+	struct drm_mm address_space[RBLN_MAX_CHIPLETS + 1];
 	struct mutex bos_lock;		/* bos */
-	struct list_head bos;		/* buffers taking device memory (struct rbln_bo) */
-	atomic64_t next_address;	/* simulated device address space */
+	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: hung jobs give up */
 	struct mutex clients_lock;	/* clients, owner */
 	struct list_head clients;	/* open files (struct rbln_client) */

@@ -25,26 +25,52 @@
  * Every rbln ioctl goes through a check that the calling client was not
  * reclaimed: a revoked file gets -ENODEV from then on.
  */
+static int rbln_ioctl_revoked(struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+
+	return READ_ONCE(client->revoked) ? -ENODEV : 0;
+}
+
 #define RBLN_IOCTL_CHECKED(func)							\
 static int func##_checked(struct drm_device *drm, void *data, struct drm_file *file) \
 {										\
-	struct rbln_client *client = file->driver_priv;				\
-										\
-	return READ_ONCE(client->revoked) ? -ENODEV : func(drm, data, file);	\
+	return rbln_ioctl_revoked(file) ?: func(drm, data, file);		\
 }
-RBLN_IOCTL_CHECKED(rbln_ioctl_get_param)
-RBLN_IOCTL_CHECKED(rbln_ioctl_device_info)
-RBLN_IOCTL_CHECKED(rbln_ioctl_bo_create)
-RBLN_IOCTL_CHECKED(rbln_ioctl_bo_info)
+
+/*
+ * Those that touch the device also run entirely inside drm_dev_enter(), so
+ * that removal waits for them and they never see a half-removed device.
+ * (SUBMIT enters once its arguments are copied in; WAIT and LIST_CLIENTS
+ * touch no hardware and may sleep on user space or a long timeout.)
+ */
+#define RBLN_IOCTL_GUARDED(func)							\
+static int func##_checked(struct drm_device *drm, void *data, struct drm_file *file) \
+{										\
+	int ret, idx;								\
+										\
+	ret = rbln_ioctl_revoked(file);						\
+	if (ret)								\
+		return ret;							\
+	if (!drm_dev_enter(drm, &idx))						\
+		return -ENODEV;							\
+	ret = func(drm, data, file);						\
+	drm_dev_exit(idx);							\
+	return ret;								\
+}
+RBLN_IOCTL_GUARDED(rbln_ioctl_get_param)
+RBLN_IOCTL_GUARDED(rbln_ioctl_device_info)
+RBLN_IOCTL_GUARDED(rbln_ioctl_bo_create)
+RBLN_IOCTL_GUARDED(rbln_ioctl_bo_info)
 RBLN_IOCTL_CHECKED(rbln_ioctl_submit)
 RBLN_IOCTL_CHECKED(rbln_ioctl_wait)
-RBLN_IOCTL_CHECKED(rbln_ioctl_client_usage)
-RBLN_IOCTL_CHECKED(rbln_ioctl_acquire)
-RBLN_IOCTL_CHECKED(rbln_ioctl_release)
+RBLN_IOCTL_GUARDED(rbln_ioctl_client_usage)
+RBLN_IOCTL_GUARDED(rbln_ioctl_acquire)
+RBLN_IOCTL_GUARDED(rbln_ioctl_release)
 RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
-RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
-RBLN_IOCTL_CHECKED(rbln_ioctl_reset)
-RBLN_IOCTL_CHECKED(rbln_ioctl_device_status)
+RBLN_IOCTL_GUARDED(rbln_ioctl_reclaim)
+RBLN_IOCTL_GUARDED(rbln_ioctl_reset)
+RBLN_IOCTL_GUARDED(rbln_ioctl_device_status)
 
 #define RBLN_IOCTL_DEF(name, func) \
 	DRM_IOCTL_DEF_DRV(name, func##_checked, DRM_RENDER_ALLOW)
@@ -65,6 +91,16 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	RBLN_IOCTL_DEF(RBLN_DEVICE_STATUS, rbln_ioctl_device_status),
 };
 
+/* Other files stop seeing a client before the DRM core frees its handles. */
+static int rbln_release(struct inode *inode, struct file *filp)
+{
+	struct drm_file *file = filp->private_data;
+
+	rbln_client_unlist(file->driver_priv);
+	return drm_release(inode, filp);
+}
+
+/* The DRM core's file operations, with release wrapped (Kbuild: -Wno-override-init). */
 static const struct file_operations rbln_fops = {
 	.owner = THIS_MODULE,
 #if RBLN_HAVE_DRM_ACCEL
@@ -72,6 +108,7 @@ static const struct file_operations rbln_fops = {
 #else
 	DRM_GEM_FOPS,
 #endif
+	.release = rbln_release,
 #if RBLN_HAVE_DRM_FDINFO
 	.show_fdinfo = drm_show_fdinfo,
 #endif
@@ -274,14 +311,16 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	INIT_LIST_HEAD(&rdev->bos);
 	INIT_LIST_HEAD(&rdev->clients);
 	rdev->owner = NULL;
-	atomic64_set(&rdev->next_address, 0);
 	atomic_set(&rdev->fail_next_jobs, 0);
 	rbln_chiplets_init(rdev);
+	ret = rbln_mem_init(rdev);
+	if (ret)
+		return ERR_PTR(ret);
 	dev_set_drvdata(parent, rdev);
 
 	ret = rbln_engines_init(rdev);
 	if (ret)
-		return ERR_PTR(ret);
+		goto err_drvdata;
 	ret = rbln_sysfs_init(rdev);
 	if (ret)
 		goto err_engines;
@@ -298,6 +337,9 @@ err_sysfs:
 	rbln_sysfs_fini(rdev);
 err_engines:
 	rbln_engines_fini(rdev);
+err_drvdata:
+	/* devm frees rdev when the probe fails: nothing may point at it. */
+	dev_set_drvdata(parent, NULL);
 	return ERR_PTR(ret);
 }
 
@@ -311,12 +353,13 @@ void rbln_device_destroy(struct rbln_device *rdev)
 {
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_DEVICE_REMOVED,
 					      .device = rdev->info.index });
-	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
 	/* Jobs stuck on a hung engine give up now rather than at their timeout. */
 	WRITE_ONCE(rdev->dying, true);
 	rbln_engines_kick(rdev);
 	rbln_debugfs_device_fini(rdev);
+	/* Waits for every ioctl inside the device; none can set a status after this. */
 	drm_dev_unplug(&rdev->drm);
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
 	rbln_engines_fini(rdev);
 	rbln_sysfs_fini(rdev);
 	dev_set_drvdata(rdev->parent, NULL);
@@ -367,3 +410,4 @@ MODULE_DESCRIPTION("DRM driver for RBLN NPUs, with a simulation backend");
 MODULE_AUTHOR("rbln-devmgr developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(RBLN_DRIVER_VERSION);
+RBLN_IMPORT_NS_DMA_BUF;	/* imported buffers are reached through dma_buf_vmap() */

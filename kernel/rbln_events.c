@@ -7,10 +7,16 @@
 #include <net/genetlink.h>
 #include <drm/rbln_drm.h>
 
+#include "rbln_compat.h"
 #include "rbln_events.h"
 
+/*
+ * Events name processes and clients of every user, which LIST_CLIENTS shows
+ * only to CAP_SYS_ADMIN: only such sockets may join.  Where the kernel cannot
+ * restrict the group, events carry no process or client at all.
+ */
 static const struct genl_multicast_group rbln_genl_mcgrps[] = {
-	{ .name = RBLN_GENL_MCGRP_EVENTS },
+	{ .name = RBLN_GENL_MCGRP_EVENTS, .flags = RBLN_GENL_MCAST_ADMIN_ONLY },
 };
 
 static struct genl_family rbln_genl_family = {
@@ -32,7 +38,7 @@ static int rbln_event_fill(struct sk_buff *skb, const struct rbln_event *ev)
 		return -EMSGSIZE;
 	if (ev->has & RBLN_EV_ENGINE && nla_put_u32(skb, RBLN_GENL_ATTR_ENGINE, ev->engine))
 		return -EMSGSIZE;
-	if (ev->has & RBLN_EV_CLIENT &&
+	if (ev->has & RBLN_EV_CLIENT && RBLN_GENL_MCAST_ADMIN_ONLY &&
 	    (nla_put_u32(skb, RBLN_GENL_ATTR_PID, ev->pid) ||
 	     nla_put_u64_64bit(skb, RBLN_GENL_ATTR_CLIENT, ev->client, RBLN_GENL_ATTR_PAD)))
 		return -EMSGSIZE;

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Buffer objects.  The simulated device memory of a buffer is vmalloc'ed
- * kernel memory: placed at creation (eager) or on first use (lazy: the first
- * DMA job touching it or the first CPU access through mmap).  CPU mappings
- * are filled page by page from a fault handler so that they can be revoked.
+ * kernel memory, charged to the memory cgroup of the process that places it:
+ * placed at creation (eager) or on first use (lazy: the first DMA job
+ * touching it or the first CPU access through mmap).  CPU mappings are filled
+ * page by page from a fault handler under the buffer's lock, so that a
+ * revocation zaps every page that was ever mapped.
+ *
+ * Imported buffers (PRIME from another device) are reached through the
+ * exporter's dma_buf_vmap() and mmap, never through its struct pages.
  */
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
@@ -20,12 +25,9 @@
 #include "rbln_device.h"
 #include "rbln_gem.h"
 
-/* Device addresses: one 1 TiB window per chiplet, interleaved above them. */
-#define RBLN_CHIPLET_WINDOW_SHIFT	40
-
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
 {
-	if (rbln_bo_is_host(bo) || bo->pages)
+	if (rbln_bo_is_host(bo))
 		return false;
 	return bo->chiplet == DRM_RBLN_CHIPLET_INTERLEAVED || bo->chiplet == chiplet;
 }
@@ -33,6 +35,11 @@ bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
 static struct rbln_device *bo_rdev(const struct rbln_bo *bo)
 {
 	return to_rbln_device(bo->base.dev);
+}
+
+u64 rbln_bo_device_address(const struct rbln_bo *bo)
+{
+	return rbln_bo_is_host(bo) ? 0 : bo->address.start;
 }
 
 int rbln_bo_place(struct rbln_bo *bo)
@@ -44,12 +51,13 @@ int rbln_bo_place(struct rbln_bo *bo)
 		ret = -ENODEV;
 	} else if (!bo->vaddr) {
 		/*
-		 * Zeroed, like fresh device memory.  A host short of memory is
-		 * an ENOMEM for the caller, not a warning in the kernel log.
-		 * (CPU mappings are filled by the fault handler, so no
-		 * VM_USERMAP area is needed.)
+		 * Zeroed, like fresh device memory, and charged to the caller's
+		 * memory cgroup.  A host short of memory is an ENOMEM for the
+		 * caller, not a warning in the kernel log.  (CPU mappings are
+		 * filled by the fault handler, so no VM_USERMAP area is needed.)
 		 */
-		bo->vaddr = __vmalloc(bo->base.size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+		bo->vaddr = __vmalloc(bo->base.size,
+				      GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
@@ -66,8 +74,9 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 
 	mutex_lock(&bo->lock);
 	bo->revoked = true;
+	/* Faults take the lock too: no page can be mapped after this. */
 	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
-	if (bo->vaddr && !bo->pages) {
+	if (bo->vaddr && !rbln_bo_is_imported(bo)) {
 		vfree(bo->vaddr);
 		bo->vaddr = NULL;
 		if (bo->accounted)
@@ -78,6 +87,7 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 		bo->accounted = false;
 		freed = bo->base.size;
 	}
+	rbln_address_free(rdev, &bo->address);
 	mutex_unlock(&bo->lock);
 	return freed;
 }
@@ -87,9 +97,8 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 	struct rbln_bo *bo = to_rbln_bo(obj);
 	struct rbln_device *rdev = bo_rdev(bo);
 
-	if (bo->pages) {
-		vunmap(bo->vaddr);
-		kvfree(bo->pages);
+	if (rbln_bo_is_imported(bo)) {
+		rbln_dma_buf_vunmap(obj->import_attach->dmabuf, &bo->import_map);
 		drm_prime_gem_destroy(obj, bo->sgt);
 	} else if (bo->vaddr) {
 		vfree(bo->vaddr);
@@ -98,6 +107,7 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 	}
 	if (bo->accounted)
 		rbln_mem_unreserve(rdev, bo->chiplet, obj->size);
+	rbln_address_free(rdev, &bo->address);
 	if (!list_empty(&bo->link)) {
 		mutex_lock(&rdev->bos_lock);
 		list_del(&bo->link);
@@ -113,16 +123,18 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	struct rbln_bo *bo = to_rbln_bo(vma->vm_private_data);
 	unsigned long offset = vmf->address - vma->vm_start;
-	vm_fault_t ret = 0;
+	vm_fault_t ret;
 
-	/* The lock keeps a reclaim from freeing the backing under us. */
+	/*
+	 * The page is mapped before the lock is dropped: a revocation, which
+	 * takes the lock to zap the mappings and free the backing, either
+	 * comes first (and this fault fails) or sees the page and zaps it.
+	 */
 	mutex_lock(&bo->lock);
-	if (!bo->vaddr || offset >= bo->base.size) {
+	if (!bo->vaddr || offset >= bo->base.size)
 		ret = VM_FAULT_SIGBUS;
-	} else {
-		vmf->page = vmalloc_to_page(bo->vaddr + offset);
-		get_page(vmf->page);
-	}
+	else
+		ret = vmf_insert_pfn(vma, vmf->address, vmalloc_to_pfn(bo->vaddr + offset));
 	mutex_unlock(&bo->lock);
 	return ret;
 }
@@ -133,7 +145,11 @@ static const struct vm_operations_struct rbln_bo_vm_ops = {
 	.close = drm_gem_vm_close,
 };
 
-/* CPU access needs backing: mapping a lazy buffer places it. */
+/*
+ * CPU access needs backing: mapping a lazy buffer places it.  The pages are
+ * inserted by the fault handler as raw PFNs, so no page reference outlives a
+ * revocation.  An imported buffer is mapped by its exporter.
+ */
 static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
@@ -141,10 +157,17 @@ static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	if (rbln_bo_is_imported(bo)) {
+		ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
+		/* The exporter's mapping holds its buffer: drop drm_gem_mmap_obj()'s reference. */
+		if (!ret)
+			drm_gem_object_put(obj);
+		return ret;
+	}
 	ret = rbln_bo_place(bo);
 	if (ret)
 		return ret;
-	rbln_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	rbln_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	return 0;
 }
 
@@ -186,10 +209,30 @@ static enum drm_gem_object_status rbln_bo_status(struct drm_gem_object *obj)
 }
 #endif
 
+/* Each file counts the device memory its handles hold, for LIST_CLIENTS. */
+static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+
+	if (!rbln_bo_is_host(to_rbln_bo(obj)))
+		atomic64_add(obj->size, &client->device_memory);
+	return 0;
+}
+
+static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+
+	if (!rbln_bo_is_host(to_rbln_bo(obj)))
+		atomic64_sub(obj->size, &client->device_memory);
+}
+
 static const struct drm_gem_object_funcs rbln_bo_funcs = {
 #if RBLN_HAVE_DRM_FDINFO
 	.status = rbln_bo_status,
 #endif
+	.open = rbln_bo_open,
+	.close = rbln_bo_close,
 	.free = rbln_bo_free,
 	.mmap = rbln_bo_mmap,
 	.get_sg_table = rbln_bo_get_sg_table,
@@ -199,9 +242,7 @@ static const struct drm_gem_object_funcs rbln_bo_funcs = {
 
 static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags, u32 chiplet)
 {
-	struct rbln_device *rdev = to_rbln_device(drm);
 	struct rbln_bo *bo;
-	u64 window;
 	int ret;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -214,10 +255,6 @@ static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags
 	bo->base.funcs = &rbln_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->base, size);
 
-	window = chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? RBLN_MAX_CHIPLETS : chiplet;
-	bo->device_address = (window << RBLN_CHIPLET_WINDOW_SHIFT) +
-			     atomic64_fetch_add(size, &rdev->next_address);
-
 	ret = drm_gem_create_mmap_offset(&bo->base);
 	if (ret) {
 		drm_gem_object_put(&bo->base);
@@ -226,9 +263,23 @@ static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags
 	return bo;
 }
 
+/* Device memory: capacity on the chiplet(s) and a range of addresses. */
+static int rbln_bo_reserve(struct rbln_bo *bo)
+{
+	struct rbln_device *rdev = bo_rdev(bo);
+	int ret;
+
+	ret = rbln_mem_reserve(rdev, bo->chiplet, bo->base.size);
+	if (ret)
+		return ret;
+	bo->accounted = true;	/* from here on, freeing the buffer unreserves */
+	return rbln_address_alloc(rdev, bo->chiplet, bo->base.size, &bo->address);
+}
+
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
+	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_bo_create *args = data;
 	bool host = args->flags & DRM_RBLN_BO_HOST;
 	struct rbln_bo *bo;
@@ -239,35 +290,32 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	    args->size > U64_MAX - PAGE_SIZE)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
-	if (host) {
-		if (args->chiplet)
-			return -EINVAL;
-		if (size > DRM_RBLN_HOST_BO_MAX)
-			return -E2BIG;
-	} else {
-		if (args->chiplet >= rdev->nr_chiplets &&
-		    args->chiplet != DRM_RBLN_CHIPLET_INTERLEAVED)
-			return -EINVAL;
-		ret = rbln_mem_reserve(rdev, args->chiplet, size);
-		if (ret)
-			return ret;
-	}
+	if (host && args->chiplet)
+		return -EINVAL;
+	if (host && size > DRM_RBLN_HOST_BO_MAX)
+		return -E2BIG;
+	if (!host && args->chiplet >= rdev->nr_chiplets &&
+	    args->chiplet != DRM_RBLN_CHIPLET_INTERLEAVED)
+		return -EINVAL;
+	ret = rbln_client_check_owner(client);
+	if (ret)
+		return ret;
 
 	bo = rbln_bo_alloc(drm, size, args->flags, args->chiplet);
-	if (IS_ERR(bo)) {
-		if (!host)
-			rbln_mem_unreserve(rdev, args->chiplet, size);
+	if (IS_ERR(bo))
 		return PTR_ERR(bo);
+	bo->client_id = client->id;
+	ret = host ? 0 : rbln_bo_reserve(bo);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ret;
 	}
-	bo->accounted = !host;	/* from here on, freeing the buffer unreserves */
-	bo->client_id = ((struct rbln_client *)file->driver_priv)->id;
-	if (!host) {
-		mutex_lock(&rdev->bos_lock);
-		list_add_tail(&bo->link, &rdev->bos);
-		mutex_unlock(&rdev->bos_lock);
-	}
+	/* Listed, so that a reclaim of this client finds it. */
+	mutex_lock(&rdev->bos_lock);
+	list_add_tail(&bo->link, &rdev->bos);
+	mutex_unlock(&rdev->bos_lock);
 
-	rbln_client_touch(file->driver_priv);
+	rbln_client_touch(client);
 	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, &args->handle);
@@ -289,7 +337,7 @@ int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file
 	bo = to_rbln_bo(obj);
 	args->flags = bo->flags | (READ_ONCE(bo->vaddr) ? DRM_RBLN_BO_PLACED : 0);
 	args->size = obj->size;
-	args->device_address = bo->device_address;
+	args->device_address = rbln_bo_device_address(bo);
 	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	args->chiplet = bo->chiplet;
 	drm_gem_object_put(obj);
@@ -298,33 +346,31 @@ int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file
 
 /*
  * A buffer exported by another device: host memory to this one, reachable by
- * External HDMA, taking none of this device's capacity.
+ * External HDMA, taking none of this device's capacity.  Its bytes are
+ * reached through the exporter's kernel mapping, which works for exporters
+ * without struct pages too.
  */
 struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,
 						      struct sg_table *sgt)
 {
-	size_t size = attach->dmabuf->size;
-	unsigned int n = size >> PAGE_SHIFT;
 	struct rbln_bo *bo;
 	int ret;
 
-	bo = rbln_bo_alloc(drm, size, DRM_RBLN_BO_HOST, 0);
+	bo = rbln_bo_alloc(drm, attach->dmabuf->size, DRM_RBLN_BO_HOST, 0);
 	if (IS_ERR(bo))
 		return ERR_CAST(bo);
-	bo->pages = kvmalloc_array(n, sizeof(*bo->pages), GFP_KERNEL);
-	ret = bo->pages ? drm_prime_sg_to_page_array(sgt, bo->pages, n) : -ENOMEM;
-	if (!ret) {
-		bo->vaddr = vmap(bo->pages, n, VM_MAP, PAGE_KERNEL);
-		if (!bo->vaddr)
-			ret = -ENOMEM;
-	}
+	ret = rbln_dma_buf_vmap(attach->dmabuf, &bo->import_map);
 	if (ret) {
-		kvfree(bo->pages);
-		bo->pages = NULL;
 		drm_gem_object_put(&bo->base);
 		return ERR_PTR(ret);
 	}
+	if (bo->import_map.is_iomem) {		/* the engines copy with the CPU */
+		rbln_dma_buf_vunmap(attach->dmabuf, &bo->import_map);
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	bo->vaddr = bo->import_map.vaddr;
 	bo->base.import_attach = attach;
 	bo->sgt = sgt;		/* unmapped by drm_prime_gem_destroy() at free */
 	return &bo->base;

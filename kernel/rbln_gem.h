@@ -3,9 +3,11 @@
 #ifndef RBLN_GEM_H
 #define RBLN_GEM_H
 
+#include <linux/iosys-map.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_mm.h>
 
 struct rbln_device;
 
@@ -13,15 +15,15 @@ struct rbln_bo {
 	struct drm_gem_object base;
 	u32 flags;			/* DRM_RBLN_BO_EAGER, DRM_RBLN_BO_HOST */
 	u32 chiplet;			/* index or DRM_RBLN_CHIPLET_INTERLEAVED */
-	u64 device_address;
-	struct mutex lock;		/* placement */
+	struct drm_mm_node address;	/* device memory: its range of the device's addresses */
+	struct mutex lock;		/* placement, revocation and CPU faults */
 	void *vaddr;			/* backing, once placed */
-	struct page **pages;		/* imported buffers: the exporter's pages */
+	struct iosys_map import_map;	/* imported buffers: the exporter's vmap */
 	struct sg_table *sgt;		/* imported buffers: the mapping to give back */
 	bool accounted;			/* holds a capacity reservation */
 	bool revoked;			/* reclaimed: no backing, CPU access faults */
 	u64 client_id;			/* the client that created it */
-	struct list_head link;		/* in rdev->bos, while it takes device memory */
+	struct list_head link;		/* in rdev->bos: every buffer made here, not imported */
 };
 
 static inline struct rbln_bo *to_rbln_bo(struct drm_gem_object *obj)
@@ -33,6 +35,14 @@ static inline bool rbln_bo_is_host(const struct rbln_bo *bo)
 {
 	return bo->flags & DRM_RBLN_BO_HOST;
 }
+
+static inline bool rbln_bo_is_imported(const struct rbln_bo *bo)
+{
+	return bo->base.import_attach;
+}
+
+/* The device address of a buffer; 0 for host memory. */
+u64 rbln_bo_device_address(const struct rbln_bo *bo);
 
 /* True if @bo is device memory that lives (also) on @chiplet. */
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet);
@@ -51,9 +61,18 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,
 						      struct sg_table *sgt);
 
-/* Capacity accounting (rbln_mem.c). */
+/* Device memory (rbln_mem.c): capacity on the chiplets... */
 int rbln_mem_reserve(struct rbln_device *rdev, u32 chiplet, u64 size);
 void rbln_mem_unreserve(struct rbln_device *rdev, u32 chiplet, u64 size);
+/*
+ * ...and addresses: a range of @size in the window of @chiplet (or the
+ * interleaved window), never overlapping another buffer's; -ENOSPC when no
+ * range is free.
+ */
+int rbln_mem_init(struct rbln_device *rdev);
+int rbln_address_alloc(struct rbln_device *rdev, u32 chiplet, u64 size,
+		       struct drm_mm_node *address);
+void rbln_address_free(struct rbln_device *rdev, struct drm_mm_node *address);
 void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta);
 /* Revokes the buffers only client @client_id holds; returns the bytes freed. */
 u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id);

@@ -2,13 +2,18 @@
 /*
  * DMA jobs.  A job is a list of copies run by one engine of one chiplet.
  * Each engine has an ordered workqueue, so jobs on an engine run one after
- * the other and engines run in parallel.  Everything a job needs is checked
- * and referenced at submit time; the worker only places lazy buffers and
- * copies bytes.
+ * the other and engines run in parallel.  Everything a job needs is checked,
+ * referenced and placed at submit time, in the caller's context (so lazy
+ * buffers are charged to its memory cgroup); the worker only copies bytes.
  *
  * A file's jobs are numbered 1, 2, ...; WAIT looks a number up.  Jobs that
  * succeed are forgotten as they finish (waiting on them later returns at once
  * with status 0); failed ones stay until waited on, so the error is seen.
+ * Both count against the file's DRM_RBLN_MAX_INFLIGHT.
+ *
+ * A revocation or a close drains the file's jobs before its buffers go: it
+ * sets client->closing under client->lock, which SUBMIT holds while it runs a
+ * job directly, then waits for the queued ones.
  *
  * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
  * itself, saving the hand-off to a worker and the wake-up of the waiter.
@@ -86,6 +91,38 @@ static void rbln_job_put(struct rbln_job *job)
 	kref_put(&job->ref, rbln_job_release);
 }
 
+/* Puts @job in the file's table for WAIT, with a reference of its own. */
+static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
+{
+	int ret;
+
+	kref_get(&job->ref);
+	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+	if (ret)
+		rbln_job_put(job);
+	else
+		atomic_inc(&client->tracked);
+	return ret;
+}
+
+/*
+ * Takes @job out of the table if it is still there: whoever takes it puts it.
+ * Under client->lock, which WAIT holds while it looks a job up and takes a
+ * reference.
+ */
+static void rbln_job_forget(struct rbln_client *client, struct rbln_job *job)
+{
+	bool taken;
+
+	mutex_lock(&client->lock);
+	taken = xa_cmpxchg(&client->jobs, job->seqno, job, NULL, GFP_KERNEL) == job;
+	if (taken)
+		atomic_dec(&client->tracked);
+	mutex_unlock(&client->lock);
+	if (taken)
+		rbln_job_put(job);
+}
+
 /* A hung engine holds the job until the timeout, then is reset. */
 static int rbln_job_wait_engine(struct rbln_job *job)
 {
@@ -125,6 +162,7 @@ static int rbln_job_copy(struct rbln_job *job)
 		const struct drm_rbln_copy *c = &job->copies[i];
 		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
 
+		/* Placed at submit already; this only sees a revoked buffer. */
 		ret = rbln_bo_place(src);
 		if (!ret)
 			ret = rbln_bo_place(dst);
@@ -216,11 +254,8 @@ static void rbln_job_work(struct work_struct *work)
 	mutex_unlock(&engine->run_lock);
 	atomic_dec(&engine->queued);
 
-	if (!job->status) {
-		/* Succeeded: nobody needs to find it any more. */
-		if (xa_erase(&client->jobs, job->seqno))
-			rbln_job_put(job);
-	}
+	if (!job->status)
+		rbln_job_forget(client, job);	/* succeeded: nobody needs to find it */
 	complete_all(&job->done);
 	if (atomic_dec_and_test(&client->inflight))
 		wake_up_all(&client->idle);
@@ -282,7 +317,8 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 		return -EINVAL;
 	if (!rbln_copy_allowed(job->engine, s, d))
 		return -EINVAL;
-	return 0;
+	/* Lazy buffers get their backing now, charged to the submitter. */
+	return rbln_bo_place(s) ?: rbln_bo_place(d);
 }
 
 static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)
@@ -359,6 +395,30 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	return job;
 }
 
+/* Runs @job now or queues it; client->lock held. */
+static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
+{
+	int ret;
+
+	lockdep_assert_held(&client->lock);
+	if (client->closing)
+		return -ENODEV;			/* revoked meanwhile */
+	rbln_job_trace(job, trace_rbln_job_submit);
+	if (rbln_job_run_direct(job)) {
+		complete_all(&job->done);
+		/* Done already; only a failure needs remembering for WAIT. */
+		return job->status ? rbln_job_remember(client, job) : 0;
+	}
+	ret = rbln_job_remember(client, job);
+	if (ret)
+		return ret;
+	atomic_inc(&client->inflight);
+	atomic_inc(&job->engine->queued);
+	kref_get(&job->ref);			/* the queue's */
+	queue_work(job->engine->wq, &job->work);
+	return 0;
+}
+
 int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
@@ -372,13 +432,16 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
 	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE)
 		return -EINVAL;
-	if (atomic_read(&client->inflight) >= DRM_RBLN_MAX_INFLIGHT)
+	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -EAGAIN;
 	engine = rbln_submit_engine(rdev, args);
 	if (!engine)
 		return -EINVAL;
 	if (READ_ONCE(engine->chiplet->down))
 		return -ENODEV;
+	ret = rbln_client_check_owner(client);
+	if (ret)
+		return ret;
 
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
@@ -392,30 +455,8 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
-	rbln_job_trace(job, trace_rbln_job_submit);
-	ret = 0;
-	if (rbln_job_run_direct(job)) {
-		complete_all(&job->done);
-		/* Done already; only a failure needs remembering for WAIT. */
-		if (job->status) {
-			kref_get(&job->ref);	/* the table's reference */
-			ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
-			if (ret)
-				rbln_job_put(job);
-		}
-		rbln_job_put(job);		/* nothing else runs it */
-	} else {
-		kref_get(&job->ref);		/* the table's reference */
-		ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
-		if (!ret) {
-			atomic_inc(&client->inflight);
-			atomic_inc(&engine->queued);
-			queue_work(engine->wq, &job->work);	/* the queue owns the first reference */
-		} else {
-			rbln_job_put(job);
-			rbln_job_put(job);
-		}
-	}
+	ret = rbln_job_launch(client, job);
+	rbln_job_put(job);
 	if (!ret) {
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
@@ -430,6 +471,7 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_wait *args = data;
 	struct rbln_job *job;
+	u64 deadline;
 	long left;
 
 	if (args->flags || !args->seqno || args->timeout_ns < 0)
@@ -449,18 +491,18 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		return 0;
 	}
 
+	deadline = ktime_get_ns() + args->timeout_ns;
 	left = wait_for_completion_interruptible_timeout(&job->done,
 		min_t(u64, nsecs_to_jiffies64(args->timeout_ns), MAX_SCHEDULE_TIMEOUT));
-	if (left <= 0) {
-		rbln_job_put(job);
-		return left ? left : -ETIME;
+	if (left < 0) {
+		/* A restarted call waits only for what was left (as i915's GEM_WAIT). */
+		args->timeout_ns = max_t(s64, 0, deadline - ktime_get_ns());
+	} else if (left > 0) {
+		args->status = job->status;
+		rbln_job_forget(client, job);	/* a failure is reported once */
 	}
-	args->status = job->status;
-	/* A failure is reported once; then the job is forgotten. */
-	if (xa_cmpxchg(&client->jobs, args->seqno, job, NULL, GFP_KERNEL) == job)
-		rbln_job_put(job);
 	rbln_job_put(job);
-	return 0;
+	return left < 0 ? left : left ? 0 : -ETIME;
 }
 
 /*
@@ -473,12 +515,14 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 	struct rbln_job *job;
 	unsigned long seqno;
 
+	/* SUBMIT checks this under the lock, and runs direct jobs holding it. */
+	mutex_lock(&client->lock);
 	WRITE_ONCE(client->closing, true);
+	mutex_unlock(&client->lock);
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
-	/* Revoke and close may drain at once: whoever erases a job puts it. */
+	/* Revoke and close may drain at once: rbln_job_forget() puts each once. */
 	xa_for_each(&client->jobs, seqno, job)
-		if (xa_erase(&client->jobs, seqno) == job)
-			rbln_job_put(job);
+		rbln_job_forget(client, job);
 }
 
 int rbln_engines_init(struct rbln_device *rdev)

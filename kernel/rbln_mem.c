@@ -4,10 +4,15 @@
  * included: capacity is reserved at creation so that placement later cannot
  * fail for lack of it); "placed" is what has backing now.  An interleaved
  * buffer is spread page by page over the chiplets, leftover pages on chiplet 0.
+ *
+ * Device addresses: chiplet N's memory is the window at N << 40, interleaved
+ * buffers take theirs from the window above the last chiplet's.  Ranges come
+ * from a drm_mm per window, so they are reused and never overlap.
  */
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
 
 #include "rbln_device.h"
 #include "rbln_gem.h"
@@ -64,6 +69,59 @@ void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta)
 
 		atomic64_add(delta < 0 ? -share : share, &rdev->chiplets[i].memory_placed);
 	}
+}
+
+#define RBLN_WINDOW_SHIFT	40
+
+static unsigned int rbln_window(u32 chiplet)
+{
+	return chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? RBLN_MAX_CHIPLETS : chiplet;
+}
+
+static void rbln_mem_fini(struct drm_device *drm, void *unused)
+{
+	struct rbln_device *rdev = to_rbln_device(drm);
+	unsigned int w;
+
+	/* Buffers hold the device, so all their ranges are back by now. */
+	for (w = 0; w <= RBLN_MAX_CHIPLETS; w++)
+		if (drm_mm_initialized(&rdev->address_space[w]))
+			drm_mm_takedown(&rdev->address_space[w]);
+}
+
+/* The chiplets' memory_total must be set. */
+int rbln_mem_init(struct rbln_device *rdev)
+{
+	unsigned int w;
+
+	for (w = 0; w <= RBLN_MAX_CHIPLETS; w++) {
+		u64 size = w == RBLN_MAX_CHIPLETS ? rdev->info.memory_total :
+			   w < rdev->nr_chiplets ? rdev->chiplets[w].memory_total : 0;
+
+		if (size)
+			drm_mm_init(&rdev->address_space[w], (u64)w << RBLN_WINDOW_SHIFT, size);
+	}
+	return drmm_add_action_or_reset(&rdev->drm, rbln_mem_fini, NULL);
+}
+
+int rbln_address_alloc(struct rbln_device *rdev, u32 chiplet, u64 size,
+		       struct drm_mm_node *address)
+{
+	int ret;
+
+	spin_lock(&rdev->mem_lock);
+	ret = drm_mm_insert_node(&rdev->address_space[rbln_window(chiplet)], address, size);
+	spin_unlock(&rdev->mem_lock);
+	return ret;
+}
+
+void rbln_address_free(struct rbln_device *rdev, struct drm_mm_node *address)
+{
+	if (!drm_mm_node_allocated(address))
+		return;
+	spin_lock(&rdev->mem_lock);
+	drm_mm_remove_node(address);
+	spin_unlock(&rdev->mem_lock);
 }
 
 /* Only @client_id holds it and it is not shared: a reclaim may take it. */

@@ -18,6 +18,8 @@
 #include <linux/sizes.h>
 #include <linux/string.h>
 
+#include <drm/drm_drv.h>
+
 #include "../rbln_compat.h"
 #include "../rbln_device.h"
 #include "rbln_sim.h"
@@ -214,12 +216,17 @@ int rbln_sim_del_device(unsigned int id)
 
 struct rbln_device *rbln_sim_find_device(unsigned int id)
 {
+	struct rbln_device *rdev = NULL;
 	struct rbln_sim_device *sdev;
 
 	mutex_lock(&rbln_sim_lock);
 	sdev = rbln_sim_find(id);
+	if (sdev && sdev->rdev) {
+		rdev = sdev->rdev;
+		drm_dev_get(&rdev->drm);	/* the device may be removed once we unlock */
+	}
 	mutex_unlock(&rbln_sim_lock);
-	return sdev ? sdev->rdev : NULL;
+	return rdev;
 }
 
 /* "ID SKU [MEMORY_MIB]" */

@@ -32,7 +32,7 @@ int rbln_sim_init(void);
 int rbln_sim_parse_spec(const char *buf, unsigned int default_mib, struct rbln_sim_spec *spec);
 int rbln_sim_new_device(const char *buf);
 int rbln_sim_del_device(unsigned int id);
-/* The core device of simulated device @id, or NULL. */
+/* The core device of simulated device @id, referenced (drm_dev_put()), or NULL. */
 struct rbln_device *rbln_sim_find_device(unsigned int id);
 void rbln_sim_exit(void);
 

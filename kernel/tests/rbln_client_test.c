@@ -8,8 +8,10 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sizes.h>
 #include <drm/drm_file.h>
+#include <drm/drm_gem.h>
 
 #include "../rbln_client.h"
 #include "rbln_kunit.h"
@@ -282,6 +284,113 @@ static void rbln_client_revoke_with_job_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 }
 
+/* While a file holds the device, the others can look but not allocate or submit. */
+static void rbln_client_acquire_is_exclusive(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *holder = rbln_test_open(test, rdev), *other = rbln_test_open(test, rdev);
+	u32 src = rbln_test_bo(test, other, SZ_4K, 0, 0), dst = rbln_test_bo(test, other, SZ_4K, 0, 0);
+	struct drm_rbln_copy c = { .src_handle = src, .dst_handle = dst, .size = SZ_4K };
+	struct drm_rbln_submit s = {
+		.engine = DRM_RBLN_ENGINE_NEURAL_DMA, .copy_count = 1, .copy_size = sizeof(c),
+		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &c, sizeof(c)),
+	};
+	struct drm_rbln_bo_create create = { .size = SZ_4K };
+	struct drm_rbln_bo_info info = { .handle = src };
+
+	KUNIT_ASSERT_EQ(test, acquire(test, holder), 0);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_BO_CREATE, &create), -EBUSY);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_SUBMIT, &s), -EBUSY);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_BO_INFO, &info), 0);
+	rbln_test_bo(test, holder, SZ_4K, 0, 0);
+	KUNIT_ASSERT_EQ(test, release(test, holder), 0);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_BO_CREATE, &create), 0);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
+}
+
+/* A reclaim takes the host buffers too, and deletes the victim's handles. */
+static void rbln_client_reclaim_takes_everything(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *victim = rbln_test_open(test, rdev), *admin = rbln_test_open(test, rdev);
+	u32 dev = rbln_test_bo(test, victim, SZ_1M, 0, DRM_RBLN_BO_EAGER);
+	u32 host = rbln_test_bo(test, victim, SZ_1M, 0, DRM_RBLN_BO_HOST | DRM_RBLN_BO_EAGER);
+	struct rbln_bo *host_bo = rbln_test_lookup(test, victim, host);	/* keeps it readable */
+	u64 freed;
+
+	KUNIT_EXPECT_EQ(test, client_entry(test, admin, victim).device_memory, (u64)SZ_1M);
+	KUNIT_ASSERT_EQ(test, reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
+	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_1M);	/* device memory only */
+	KUNIT_EXPECT_TRUE(test, host_bo->revoked);
+	KUNIT_EXPECT_NULL(test, host_bo->vaddr);
+	KUNIT_EXPECT_NULL(test, drm_gem_object_lookup(victim->private_data, dev));
+	KUNIT_EXPECT_NULL(test, drm_gem_object_lookup(victim->private_data, host));
+	KUNIT_EXPECT_EQ(test, client_entry(test, admin, victim).device_memory, 0ULL);
+	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
+}
+
+struct lister {
+	struct file *file;
+	struct mm_struct *mm;		/* where args and entries live */
+	struct drm_rbln_list_clients __user *args;
+	struct drm_rbln_client __user *entries;
+	bool stop;
+	unsigned long calls;
+	struct completion done;
+};
+
+static int rbln_test_lister(void *data)
+{
+	struct lister *l = data;
+	struct drm_rbln_list_clients args = {
+		.count = 16, .entry_size = sizeof(struct drm_rbln_client),
+		.entries = (u64)(uintptr_t)l->entries,
+	};
+
+	kthread_use_mm(l->mm);
+	while (!READ_ONCE(l->stop)) {
+		if (!copy_to_user(l->args, &args, sizeof(args)))
+			l->file->f_op->unlocked_ioctl(l->file, DRM_IOCTL_RBLN_LIST_CLIENTS,
+						      (unsigned long)l->args);
+		l->calls++;
+		cond_resched();
+	}
+	kthread_unuse_mm(l->mm);
+	complete(&l->done);
+	return 0;
+}
+
+/*
+ * LIST_CLIENTS describes other files while they close: it must never walk a
+ * handle table the DRM core is freeing (KASAN watches).
+ */
+static void rbln_client_list_while_files_close(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 64");
+	struct lister l = { .file = rbln_test_open(test, rdev) };
+	struct task_struct *t;
+	int round, i;
+
+	l.args = rbln_test_user(test, sizeof(*l.args));
+	l.entries = rbln_test_user(test, 16 * sizeof(*l.entries));
+	l.mm = current->mm;		/* the test's, made by its first user mapping */
+	KUNIT_ASSERT_NOT_NULL(test, l.mm);
+	init_completion(&l.done);
+	t = kthread_run(rbln_test_lister, &l, "rbln-lister");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (round = 0; round < 100; round++) {
+		struct file *f = rbln_test_open(test, rdev);
+
+		for (i = 0; i < 16; i++)
+			rbln_test_bo(test, f, SZ_4K, 0, 0);
+		rbln_test_close(test, f);
+	}
+	WRITE_ONCE(l.stop, true);
+	wait_for_completion(&l.done);
+	KUNIT_EXPECT_GT(test, l.calls, 0UL);
+	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
+}
+
 static struct kunit_case rbln_client_cases[] = {
 	KUNIT_CASE(rbln_client_acquire_release),
 	KUNIT_CASE(rbln_client_close_drops_acquisition),
@@ -290,6 +399,9 @@ static struct kunit_case rbln_client_cases[] = {
 	KUNIT_CASE(rbln_client_stale_reclaim),
 	KUNIT_CASE(rbln_client_reset),
 	KUNIT_CASE(rbln_client_revoke_with_job_in_flight),
+	KUNIT_CASE(rbln_client_acquire_is_exclusive),
+	KUNIT_CASE(rbln_client_reclaim_takes_everything),
+	KUNIT_CASE(rbln_client_list_while_files_close),
 	{}
 };
 

@@ -5,6 +5,7 @@
 #include <linux/file.h>
 #include <linux/mman.h>
 #include <linux/uaccess.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
@@ -25,6 +26,11 @@ static void rbln_test_del_action(void *id)
 	rbln_sim_del_device((uintptr_t)id);
 }
 
+static void rbln_test_put_device(void *rdev)
+{
+	drm_dev_put(&((struct rbln_device *)rdev)->drm);
+}
+
 struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib)
 {
 	unsigned int id = RBLN_TEST_FIRST_ID +
@@ -38,6 +44,8 @@ struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib
 							(void *)(uintptr_t)id), 0);
 	rdev = rbln_sim_find_device(id);
 	KUNIT_ASSERT_NOT_NULL(test, rdev);
+	/* Held to the end of the test, so rdev stays readable after a removal. */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_put_device, rdev), 0);
 	return rdev;
 }
 

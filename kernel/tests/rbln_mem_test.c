@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Capacity accounting and placement shares (rbln_mem.c), on a device in memory only. */
+/*
+ * Capacity accounting and placement shares (rbln_mem.c), on a device in
+ * memory only; device addresses on a simulated device.
+ */
 #include <kunit/test.h>
 #include <linux/sizes.h>
 
 #include "../rbln_device.h"
 #include "../rbln_gem.h"
+#include "rbln_kunit.h"
 
 static struct rbln_device *fake_device(struct kunit *test, unsigned int chiplets, u64 per_chiplet)
 {
@@ -129,6 +133,52 @@ static void rbln_mem_placed_follows_shares(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, used(rdev, 0), 0ULL);
 }
 
+#define WINDOW(w)	((u64)(w) << 40)
+
+static bool inside(const struct drm_mm_node *n, u64 start, u64 len)
+{
+	return n->start >= start && n->start + n->size <= start + len;
+}
+
+/*
+ * Addresses fill their chiplet's window (chiplet memory long) without
+ * overlapping; freed ranges are reused, and a request fails with -ENOSPC only
+ * when no free range is large enough.
+ */
+static void rbln_mem_addresses_stay_in_their_window(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "rebel100 4");	/* 1 MiB each */
+	const unsigned int n = SZ_1M / PAGE_SIZE;
+	struct drm_mm_node *nodes = kunit_kcalloc(test, n, sizeof(*nodes), GFP_KERNEL);
+	struct drm_mm_node big = {}, il = {};
+	unsigned int i, j;
+
+	KUNIT_ASSERT_NOT_NULL(test, nodes);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, rbln_address_alloc(rdev, 2, PAGE_SIZE, &nodes[i]), 0);
+		KUNIT_EXPECT_TRUE(test, inside(&nodes[i], WINDOW(2), SZ_1M));
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_NE(test, nodes[i].start, nodes[j].start);
+	}
+	KUNIT_EXPECT_EQ(test, rbln_address_alloc(rdev, 2, PAGE_SIZE, &big), -ENOSPC);
+	/* Every other page free: half the window, but no two pages in a row. */
+	for (i = 0; i < n; i += 2)
+		rbln_address_free(rdev, &nodes[i]);
+	KUNIT_EXPECT_EQ(test, rbln_address_alloc(rdev, 2, 2 * PAGE_SIZE, &big), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, rbln_address_alloc(rdev, 2, PAGE_SIZE, &nodes[0]), 0);
+	KUNIT_EXPECT_TRUE(test, inside(&nodes[0], WINDOW(2), SZ_1M));
+	/* Other chiplets and interleaved buffers have windows of their own. */
+	KUNIT_ASSERT_EQ(test, rbln_address_alloc(rdev, 3, SZ_1M, &big), 0);
+	KUNIT_EXPECT_TRUE(test, inside(&big, WINDOW(3), SZ_1M));
+	KUNIT_ASSERT_EQ(test, rbln_address_alloc(rdev, DRM_RBLN_CHIPLET_INTERLEAVED, SZ_4M, &il), 0);
+	KUNIT_EXPECT_TRUE(test, inside(&il, WINDOW(RBLN_MAX_CHIPLETS), SZ_4M));
+
+	rbln_address_free(rdev, &il);
+	rbln_address_free(rdev, &big);
+	for (i = 0; i < n; i++)
+		rbln_address_free(rdev, &nodes[i]);	/* freeing a free node is a no-op */
+}
+
 static struct kunit_case rbln_mem_cases[] = {
 	KUNIT_CASE(rbln_mem_reserve_up_to_capacity),
 	KUNIT_CASE(rbln_mem_reserve_larger_than_device),
@@ -137,6 +187,7 @@ static struct kunit_case rbln_mem_cases[] = {
 	KUNIT_CASE(rbln_mem_interleave_all_or_nothing),
 	KUNIT_CASE(rbln_mem_single_chiplet_interleave_is_whole),
 	KUNIT_CASE(rbln_mem_placed_follows_shares),
+	KUNIT_CASE(rbln_mem_addresses_stay_in_their_window),
 	{}
 };
 

@@ -2,6 +2,7 @@
 /* The simulation backend: new_device parsing and the device lifecycle. */
 #include <kunit/test.h>
 #include <linux/sizes.h>
+#include <drm/drm_drv.h>
 
 #include "../rbln_client.h"
 #include "../sim/rbln_sim.h"
@@ -44,12 +45,15 @@ static void rbln_sim_parse_invalid(struct kunit *test)
 
 static void rbln_sim_lifecycle(struct kunit *test)
 {
-	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64");
+	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64"), *found;
 	unsigned int id = rdev->info.index, i;
 
 	KUNIT_EXPECT_EQ(test, rdev->nr_chiplets, 4U);
 	KUNIT_EXPECT_EQ(test, rbln_device_status(rdev), DRM_RBLN_STATUS_READY);
-	KUNIT_EXPECT_PTR_EQ(test, rbln_sim_find_device(rdev->info.index), rdev);
+	found = rbln_sim_find_device(rdev->info.index);
+	KUNIT_EXPECT_PTR_EQ(test, found, rdev);
+	if (found)
+		drm_dev_put(&found->drm);
 	KUNIT_EXPECT_TRUE(test, rdev->drm.accel || rdev->drm.render);
 	for (i = 0; i < rdev->nr_chiplets; i++) {
 		const struct rbln_chiplet *c = &rdev->chiplets[i];
@@ -61,7 +65,7 @@ static void rbln_sim_lifecycle(struct kunit *test)
 		/* External HDMA (host <-> device) exists on chiplet 0 only. */
 		KUNIT_EXPECT_EQ(test, c->engines[DRM_RBLN_ENGINE_EXTERNAL_HDMA].present, i == 0);
 	}
-	rbln_test_remove_device(test, rdev);	/* no file open: rdev is gone */
+	rbln_test_remove_device(test, rdev);
 	KUNIT_EXPECT_NULL(test, rbln_sim_find_device(id));
 }
 

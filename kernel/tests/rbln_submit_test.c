@@ -321,6 +321,28 @@ static void rbln_submit_injected_failure(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, 0);
 }
 
+/* Failed jobs nobody waits for count against the cap until they are waited for. */
+static void rbln_submit_failed_jobs_are_capped(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_copy c = copy(f->c0, f->il, 64);
+	struct drm_rbln_submit a = job(test, NEURAL, 0, &c, 1);
+	u64 first = 0;
+	int i, status;
+
+	atomic_set(&f->rdev->fail_next_jobs, DRM_RBLN_MAX_INFLIGHT + 1);
+	for (i = 0; i < DRM_RBLN_MAX_INFLIGHT; i++) {
+		KUNIT_ASSERT_EQ_MSG(test, submit(test, &a), 0, "job %d", i);
+		first = first ?: a.seqno;
+	}
+	KUNIT_EXPECT_EQ(test, submit(test, &a), -EAGAIN);
+	KUNIT_ASSERT_EQ(test, wait(test, first, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, -EIO);
+	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);	/* room for one again */
+	KUNIT_EXPECT_EQ(test, submit(test, &a), -EAGAIN);
+	atomic_set(&f->rdev->fail_next_jobs, 0);
+}
+
 static void rbln_submit_chiplet_down(struct kunit *test)
 {
 	struct fixture *f = test->priv;
@@ -365,6 +387,7 @@ static struct kunit_case rbln_submit_cases[] = {
 	KUNIT_CASE(rbln_submit_queued_job_copies),
 	KUNIT_CASE(rbln_wait_rejects_bad_arguments),
 	KUNIT_CASE(rbln_submit_injected_failure),
+	KUNIT_CASE(rbln_submit_failed_jobs_are_capped),
 	KUNIT_CASE(rbln_submit_chiplet_down),
 	KUNIT_CASE(rbln_submit_hung_engine_times_out),
 	{}

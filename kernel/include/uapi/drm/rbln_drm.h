@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		8
+#define DRM_RBLN_UAPI_VERSION		9	/* 9: WAIT gives back the time left when interrupted */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -170,7 +170,8 @@ struct drm_rbln_device_info {
  * chiplet (or split evenly over all chiplets when interleaved); a lazy buffer
  * gets its backing placed on first use (a DMA job or a CPU access through
  * mmap), an eager one at creation.  Host buffers are system memory that
- * External HDMA reaches; they take no device capacity.
+ * External HDMA reaches; they take no device capacity.  The backing of both
+ * is charged to the memory cgroup of the process that places it.
  */
 #define DRM_RBLN_BO_EAGER		(1U << 0)	/* place at creation */
 #define DRM_RBLN_BO_HOST		(1U << 1)	/* host memory, not device memory */
@@ -183,7 +184,9 @@ struct drm_rbln_device_info {
  * DRM_IOCTL_RBLN_BO_CREATE.  Sizes are rounded up to the page size.
  * -EINVAL: zero size, unknown flags, non-zero reserved, bad chiplet (host
  * buffers take chiplet 0); -ENOSPC: not enough device memory left on the
- * chiplet(s); -E2BIG: host buffer over DRM_RBLN_HOST_BO_MAX.
+ * chiplet(s), or no free range of device addresses that large; -E2BIG: host
+ * buffer over DRM_RBLN_HOST_BO_MAX; -EBUSY: another open file holds the
+ * device (DRM_IOCTL_RBLN_ACQUIRE).
  */
 #define DRM_RBLN_HOST_BO_MAX		(1ULL << 30)
 
@@ -200,7 +203,11 @@ struct drm_rbln_bo_info {
 	__u32 handle;		/* in */
 	__u32 flags;		/* in: must be 0; out: DRM_RBLN_BO_* incl. PLACED */
 	__u64 size;		/* out: bytes */
-	__u64 device_address;	/* out: address in the device's address space */
+	__u64 device_address;	/* out: device memory: its address, in the window of
+				 * its chiplet N (N << 40, chiplet memory long), or
+				 * for interleaved buffers the window above the last
+				 * chiplet's (4 << 40); ranges never overlap.  Host
+				 * memory: 0 */
 	__u64 mmap_offset;	/* out: offset to mmap() on the device fd */
 	__u32 chiplet;		/* out: as created */
 	__u32 reserved;		/* in: must be 0 */
@@ -224,7 +231,8 @@ struct drm_rbln_copy {
 
 #define DRM_RBLN_MAX_COPIES		4096
 #define DRM_RBLN_LABEL_MAX		64	/* including the NUL */
-#define DRM_RBLN_MAX_INFLIGHT		256	/* unfinished jobs per open file */
+#define DRM_RBLN_MAX_INFLIGHT		256	/* per open file: unfinished jobs plus
+						 * failed ones not yet waited for */
 
 /*
  * DRM_IOCTL_RBLN_SUBMIT: queue a job of copies on one engine of one chiplet.
@@ -232,7 +240,10 @@ struct drm_rbln_copy {
  * chiplet, count, element size, flags, reserved, range or overlap rule;
  * -ENOENT: a handle not owned by this file; -EFAULT: bad pointer;
  * -ENODEV: the chiplet is down or the device is gone; -EAGAIN: this file
- * has DRM_RBLN_MAX_INFLIGHT unfinished jobs, wait for one first.
+ * has DRM_RBLN_MAX_INFLIGHT jobs unfinished or failed and not waited for,
+ * wait for one first; -ENOMEM: a lazy buffer's backing could not be placed
+ * (buffers are placed at submission); -EBUSY: another open file holds the
+ * device (DRM_IOCTL_RBLN_ACQUIRE).
  */
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
@@ -251,12 +262,15 @@ struct drm_rbln_submit {
  * DRM_IOCTL_RBLN_WAIT: wait for a job of this file.  Returns 0 once it has
  * completed, with its result in .status: 0 done, -ETIMEDOUT the engine hung
  * and was reset, -EIO the job failed, -ENODEV the device went away,
- * -ENOMEM its buffers could not be placed, -ECANCELED its file was closing.  -ETIME: still running after
- * timeout_ns; -EINVAL: seqno never issued, flags or reserved set.
+ * -ECANCELED its file was closing.  -ETIME: still running after timeout_ns;
+ * -EINVAL: seqno never issued, flags or reserved set.  Interrupted by a
+ * signal (-EINTR, or a transparent restart), timeout_ns holds the time that
+ * was left, so a restarted call does not wait the full time again (since
+ * interface version 9).
  */
 struct drm_rbln_wait {
 	__u64 seqno;		/* in */
-	__s64 timeout_ns;	/* in: relative; 0 polls */
+	__s64 timeout_ns;	/* in: relative; 0 polls; out: what is left if interrupted */
 	__u32 flags;		/* in: must be 0 */
 	__s32 status;		/* out */
 };
@@ -281,8 +295,10 @@ struct drm_rbln_client_usage {
 /*
  * DRM_IOCTL_RBLN_ACQUIRE: this open file takes the device for itself, until
  * DRM_IOCTL_RBLN_RELEASE or until the file is closed (a dead process's files
- * close with it).  Acquiring again is a no-op.  -EBUSY: another open file
- * holds it (LIST_CLIENTS says which).  RELEASE: -EINVAL if this file does not
+ * close with it).  Meanwhile every other open file's BO_CREATE and SUBMIT
+ * fail with -EBUSY (queries, WAIT and the buffers they already have still
+ * work).  Acquiring again is a no-op.  -EBUSY: another open file holds it
+ * (LIST_CLIENTS says which).  RELEASE: -EINVAL if this file does not
  * hold it.  Both: -EINVAL for non-zero flags or reserved.
  */
 struct drm_rbln_acquire {
@@ -329,20 +345,22 @@ struct drm_rbln_list_clients {
 
 /*
  * DRM_IOCTL_RBLN_RECLAIM: revoke another client: its queued jobs are
- * cancelled, its acquisition dropped, the buffers only it holds unmapped
- * (later CPU access: SIGBUS) and freed, its handles deleted, and every later
- * rbln ioctl on its file fails with -ENODEV.  Buffers it shares through
- * PRIME stay with the other holders.  Callers with CAP_SYS_ADMIN may
- * reclaim any client, others only their own user's.  -ENOENT: no such
- * client; -EPERM: not allowed (or FORCE without CAP_SYS_ADMIN); -EBUSY: the
- * client is not stale and FORCE was not given; -EINVAL: the caller's own
- * client, unknown flags or reserved set; -EALREADY: already revoked.
+ * cancelled (a running job finishes first), its acquisition dropped, the
+ * buffers only it holds, device and host memory alike, unmapped (later CPU
+ * access: SIGBUS) and freed, its handles deleted, and every later rbln ioctl
+ * on its file fails with -ENODEV.  Buffers it shares through PRIME stay with
+ * the other holders.  Callers with CAP_SYS_ADMIN may reclaim any client,
+ * others only their own user's.  -ENOENT: no such client, or one of another
+ * user for a caller without CAP_SYS_ADMIN (as LIST_CLIENTS, it does not tell
+ * them apart); -EPERM: FORCE without CAP_SYS_ADMIN; -EBUSY: the client is not
+ * stale and FORCE was not given; -EINVAL: the caller's own client, unknown
+ * flags or reserved set; -EALREADY: already revoked (by RECLAIM or RESET).
  */
 struct drm_rbln_reclaim {
 	__u64 client_id;	/* in */
 	__u32 flags;		/* in: DRM_RBLN_RECLAIM_* */
 	__u32 reserved;		/* in: must be 0 */
-	__u64 freed_bytes;	/* out: device memory returned */
+	__u64 freed_bytes;	/* out: device memory returned (host memory not counted) */
 };
 
 /*
@@ -383,7 +401,10 @@ struct drm_rbln_reset {
  * Driver events: generic netlink family RBLN_GENL_NAME, multicast group
  * RBLN_GENL_MCGRP_EVENTS, one RBLN_GENL_CMD_EVENT message per event with
  * RBLN_GENL_ATTR_EVENT (enum rbln_genl_event) and RBLN_GENL_ATTR_DEVICE (the
- * NPU index), plus the attributes that apply to that event.
+ * NPU index), plus the attributes that apply to that event.  Events name
+ * other users' processes, so only sockets with CAP_SYS_ADMIN may join the
+ * group (others: -EPERM); on a kernel that cannot restrict a group, events
+ * carry no CLIENT or PID.
  */
 #define RBLN_GENL_NAME			"rbln"
 #define RBLN_GENL_VERSION		1
