@@ -73,7 +73,11 @@ EventListener::EventListener() : impl_(std::make_unique<Impl>())
 	if (group < 0)
 		detail::fail(ENODEV, "the rbln driver's event family is not registered: is rbln.ko "
 				     "loaded (lsmod | grep rbln)?");
-	if (nl_socket_add_membership(impl_->sock, group) < 0)
+	int err = nl_socket_add_membership(impl_->sock, group);
+	if (err == -NLE_PERM)
+		detail::fail(EPERM, "driver events name every user's processes, so only root "
+				    "(CAP_SYS_ADMIN) may receive them; run this as root");
+	if (err < 0)
 		detail::fail(EIO, "cannot join the rbln events group");
 	nl_socket_disable_seq_check(impl_->sock);
 	nl_socket_modify_cb(impl_->sock, NL_CB_VALID, NL_CB_CUSTOM, &Impl::on_message, impl_.get());

@@ -10,6 +10,7 @@
 #include <csignal>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -157,6 +158,62 @@ int prime_import(int fd, int dmabuf_fd, uint32_t *handle)
 	return 0;
 }
 
+int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
+	   uint64_t *seqno, const char *label)
+{
+	drm_rbln_submit args{};
+	args.engine = engine;
+	args.chiplet = chiplet;
+	args.copies = reinterpret_cast<uintptr_t>(copies.data());
+	args.copy_count = copies.size();
+	args.copy_size = sizeof(drm_rbln_copy);
+	args.label = reinterpret_cast<uintptr_t>(label);
+	if (::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &args))
+		return errno;
+	*seqno = args.seqno;
+	return 0;
+}
+
+int wait_job(int fd, uint64_t seqno, int64_t timeout_ns)
+{
+	drm_rbln_wait args{};
+	args.seqno = seqno;
+	args.timeout_ns = timeout_ns;
+	if (::ioctl(fd, DRM_IOCTL_RBLN_WAIT, &args))
+		return errno;
+	return args.status;
+}
+
+std::vector<drm_rbln_client> list_clients(int fd)
+{
+	std::vector<drm_rbln_client> clients(64);
+	drm_rbln_list_clients args{};
+	args.count = clients.size();
+	args.entries = reinterpret_cast<uintptr_t>(clients.data());
+	args.entry_size = sizeof(drm_rbln_client);
+	if (::ioctl(fd, DRM_IOCTL_RBLN_LIST_CLIENTS, &args))
+		return {};
+	clients.resize(std::min<size_t>(args.count, clients.size()));
+	return clients;
+}
+
+int reclaim(int fd, uint64_t client_id, uint32_t flags, uint64_t *freed)
+{
+	drm_rbln_reclaim args{};
+	args.client_id = client_id;
+	args.flags = flags;
+	if (::ioctl(fd, DRM_IOCTL_RBLN_RECLAIM, &args))
+		return errno;
+	if (freed)
+		*freed = args.freed_bytes;
+	return 0;
+}
+
+int debugfs_write(unsigned npu, const std::string &file, const std::string &value)
+{
+	return write_file("/sys/kernel/debug/rbln/rbln" + std::to_string(npu) + "/" + file, value);
+}
+
 bool kernel_has_accel()
 {
 	return fs::exists("/sys/class/accel");
@@ -212,7 +269,11 @@ pid_t fork_until_ready(const std::function<void(const std::function<void()> &rea
 	pid_t pid = ::fork();
 	if (pid == 0) {
 		::close(pipefd[0]);
-		work([&] { (void)!::write(pipefd[1], "r", 1); });
+		try {
+			work([&] { (void)!::write(pipefd[1], "r", 1); });
+		} catch (...) {
+			_exit(3);	// never back into the test runner
+		}
 		for (;;)
 			::pause();
 	}
@@ -254,6 +315,29 @@ pid_t make_stale_client(unsigned npu, uint64_t bytes)
 	::close(pipefd[0]);
 	::waitpid(creator, nullptr, 0);
 	return keeper;
+}
+
+int run_as_nobody(bool rbln_group, const std::function<int()> &body)
+{
+	struct group *grp = rbln_group ? ::getgrnam("rbln") : nullptr;
+	if (rbln_group && !grp)
+		return -1;
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		gid_t g = grp ? grp->gr_gid : 0;
+		if (::setgroups(grp ? 1 : 0, &g) || ::setresgid(65534, 65534, 65534) ||
+		    ::setresuid(65534, 65534, 65534))
+			_exit(2);
+		try {
+			_exit(body());
+		} catch (...) {
+			_exit(3);
+		}
+	}
+	int status = 0;
+	if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 void kill_and_reap(pid_t pid)

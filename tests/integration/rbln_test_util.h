@@ -47,6 +47,21 @@ int gem_close(int fd, uint32_t handle);
 int prime_export(int fd, uint32_t handle, int *dmabuf_fd);
 int prime_import(int fd, int dmabuf_fd, uint32_t *handle);
 
+// DMA: one job of @copies on an engine (returns 0 or errno, the job's number
+// in @seqno), and waiting for it (returns the ioctl's errno, or the job's
+// status, 0 or negative, once it completed).
+int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
+	   uint64_t *seqno, const char *label = nullptr);
+int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000);
+
+// Clients: the device's open files as @fd's caller sees them, and a reclaim
+// (returns 0 or errno; the device memory freed in @freed).
+std::vector<drm_rbln_client> list_clients(int fd);
+int reclaim(int fd, uint64_t client_id, uint32_t flags = 0, uint64_t *freed = nullptr);
+
+// Fault injection: writes @value to /sys/kernel/debug/rbln/rbln<npu>/<file>; returns errno.
+int debugfs_write(unsigned npu, const std::string &file, const std::string &value);
+
 // True when this kernel gives rbln compute-accel nodes.
 bool kernel_has_accel();
 
@@ -80,6 +95,24 @@ std::string read_all(FILE *p);
 
 // SIGKILLs @pid and reaps it.
 void kill_and_reap(pid_t pid);
+
+// A forked child that is killed and reaped when this goes out of scope, so a
+// failed ASSERT cannot leave it running (holding files, or the VM's console).
+class Child {
+public:
+	explicit Child(pid_t pid = -1) : pid_(pid) {}
+	Child(const Child &) = delete;
+	Child &operator=(const Child &) = delete;
+	~Child() { if (pid_ > 0) kill_and_reap(pid_); }
+	pid_t pid() const { return pid_; }
+private:
+	pid_t pid_;
+};
+
+// Runs @body in a child as uid/gid 65534 (in group rbln when @rbln_group) and
+// returns its exit status: @body's result, 2 if the identity could not be
+// taken, 3 if it threw.  The child never returns into the test runner.
+int run_as_nobody(bool rbln_group, const std::function<int()> &body);
 
 // RAII file descriptor.
 class Fd {

@@ -2,10 +2,14 @@
 // chiplets -> host through the engines that may move them; every bad submit
 // is refused; hung engines time out and recover; faults are reported; dying
 // processes leave nothing behind.
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <random>
 #include <thread>
+
+#include <pthread.h>
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -21,33 +25,6 @@ using namespace rbln::test;
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-
-int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
-	   uint64_t *seqno, const char *label = nullptr)
-{
-	drm_rbln_submit args{};
-	args.engine = engine;
-	args.chiplet = chiplet;
-	args.copies = reinterpret_cast<uintptr_t>(copies.data());
-	args.copy_count = copies.size();
-	args.copy_size = sizeof(drm_rbln_copy);
-	args.label = reinterpret_cast<uintptr_t>(label);
-	if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &args))
-		return errno;
-	*seqno = args.seqno;
-	return 0;
-}
-
-// Returns the ioctl's errno, or the job's status (negative) / 0 once it completed.
-int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000)
-{
-	drm_rbln_wait args{};
-	args.seqno = seqno;
-	args.timeout_ns = timeout_ns;
-	if (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &args))
-		return errno;
-	return args.status;
-}
 
 // Submits one copy and waits for it; returns the job's status or the errno.
 int copy(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c)
@@ -83,11 +60,6 @@ void free_buffer(int fd, Buffer &b)
 	if (b.map)
 		munmap(b.map, b.size);
 	EXPECT_EQ(gem_close(fd, b.handle), 0);
-}
-
-int debugfs_write(unsigned npu, const std::string &file, const std::string &value)
-{
-	return write_file("/sys/kernel/debug/rbln/rbln" + std::to_string(npu) + "/" + file, value);
 }
 
 uint64_t param(int fd, uint32_t p)
@@ -355,6 +327,51 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 		<< "the engine works again after its reset";
 	free_buffer(other.get(), c);
 	free_buffer(other.get(), d);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
+// A WAIT interrupted by signals (with SA_RESTART, so the kernel restarts it)
+// still ends at its timeout: it once restarted with the full timeout each
+// time and, with signals coming often enough, waited for the job instead.
+TEST_F(Dma, SignalsDoNotStretchAWait)
+{
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
+	const std::string timeout_param = "/sys/module/rbln/parameters/job_timeout_ms";
+	const std::string old_timeout = read_file(timeout_param).value_or("1000");
+	ASSERT_EQ(write_file(timeout_param, "20000"), 0);
+	ASSERT_EQ(debugfs_write(1, "hang", "0 neural_dma"), 0);
+	uint64_t hung = 0;
+	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
+
+	struct sigaction sa{}, old{};
+	sa.sa_handler = [](int) {};
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, &old);
+	std::atomic<bool> done{false};
+	pthread_t waiter = pthread_self();
+	std::thread pester([&] {
+		while (!done) {
+			pthread_kill(waiter, SIGUSR1);
+			usleep(100'000);
+		}
+	});
+	auto start = std::chrono::steady_clock::now();
+	drm_rbln_wait w{};
+	w.seqno = hung;
+	w.timeout_ns = 2'000'000'000;
+	int err = ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) ? errno : 0;
+	auto waited = std::chrono::steady_clock::now() - start;
+	done = true;
+	pester.join();
+	sigaction(SIGUSR1, &old, nullptr);
+
+	EXPECT_EQ(err, ETIME);
+	EXPECT_LT(waited, std::chrono::seconds(15)) << "the wait restarted with its full timeout";
+	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
+	EXPECT_EQ(wait_job(fd, hung), 0);
+	EXPECT_EQ(write_file(timeout_param, old_timeout), 0);
 	free_buffer(fd, a);
 	free_buffer(fd, b);
 }

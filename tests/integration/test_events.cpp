@@ -77,3 +77,19 @@ TEST(Events, EachActionProducesItsEvent)
 	ASSERT_EQ(rbln::test::sim_del_device(13), 0);
 	expect_event(events, Type::device_removed, 13);
 }
+
+// Events name every user's processes and clients, which LIST_CLIENTS shows
+// only to root: an unprivileged socket may not join the group at all.
+TEST(Events, OnlyPrivilegedSocketsMayListen)
+{
+	int status = rbln::test::run_as_nobody(true, [] {
+		try {
+			rbln::EventListener listener;
+		} catch (const rbln::Error &e) {
+			return std::string(e.what()).find("CAP_SYS_ADMIN") != std::string::npos ? 0 : 4;
+		}
+		return 1;	// joined
+	});
+	EXPECT_EQ(status, 0) << "1: an unprivileged socket joined; 4: an unclear error";
+	EXPECT_NO_THROW(rbln::EventListener()) << "root may";
+}

@@ -218,6 +218,47 @@ TEST_F(Memory, PrimeShareWithinAndAcrossDevices)
 	EXPECT_EQ(gem_close(fd_.get(), h), 0);
 }
 
+// Device addresses stay inside their chiplet's memory however much is
+// allocated and freed (they once came from a counter that ran into the next
+// chiplet's window), and live buffers never overlap.
+TEST_F(Memory, AddressesStayInTheirChipletsWindow)
+{
+	const uint64_t chiplet_memory = param(fd_.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, 1);
+	auto window = [](uint64_t w) { return w << 40; };
+	for (int i = 0; i < 64; i++) {	// 64 x 8 MiB: four times the chiplet
+		uint32_t h = 0;
+		ASSERT_EQ(bo_create(fd_.get(), 8 * kMiB, 0, 1, &h), 0);
+		drm_rbln_bo_info info{};
+		ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+		EXPECT_GE(info.device_address, window(1)) << "round " << i;
+		EXPECT_LE(info.device_address + info.size, window(1) + chiplet_memory) << "round " << i;
+		ASSERT_EQ(gem_close(fd_.get(), h), 0);
+	}
+
+	std::vector<std::pair<uint64_t, uint64_t>> live;	// [start, end)
+	std::vector<uint32_t> handles;
+	for (uint32_t chiplet : {0u, 0u, 3u, DRM_RBLN_CHIPLET_INTERLEAVED, DRM_RBLN_CHIPLET_INTERLEAVED}) {
+		uint32_t h = 0;
+		ASSERT_EQ(bo_create(fd_.get(), 2 * kMiB, 0, chiplet, &h), 0);
+		drm_rbln_bo_info info{};
+		ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+		uint64_t w = chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? 4 : chiplet;
+		EXPECT_EQ(info.device_address >> 40, w);
+		for (auto [start, end] : live)
+			EXPECT_TRUE(info.device_address >= end || info.device_address + info.size <= start);
+		live.emplace_back(info.device_address, info.device_address + info.size);
+		handles.push_back(h);
+	}
+	uint32_t host = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 4096, DRM_RBLN_BO_HOST, 0, &host), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), host, info), 0);
+	EXPECT_EQ(info.device_address, 0u) << "host memory has no device address";
+	handles.push_back(host);
+	for (uint32_t h : handles)
+		EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
 TEST_F(Memory, KilledProcessLeavesNothingBehind)
 {
 	for (int round = 0; round < 3; round++) {

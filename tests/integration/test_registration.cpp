@@ -1,11 +1,18 @@
 // Exclusive acquisition, the client list, staleness, and all-or-nothing
 // registration of logical devices, against the real module.
+#include <chrono>
 #include <csignal>
 #include <functional>
 #include <memory>
+#include <thread>
 
+#include <fcntl.h>
 #include <grp.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +73,82 @@ TEST(Acquire, OneFileAtATimeAndCloseReleases)
 	EXPECT_EQ(release(a.get()), 0);
 }
 
+// Exclusive means exclusive: while one file holds the device, the others may
+// look (queries, their existing buffers) but not allocate or submit.
+TEST(Acquire, OtherFilesCannotAllocateOrSubmitWhileItIsHeld)
+{
+	Fd holder = open_node(sim_device(0)->node), other = open_node(sim_device(0)->node);
+	uint32_t src = 0, dst = 0, h = 0;
+	ASSERT_EQ(bo_create(other.get(), 4096, 0, 0, &src), 0);
+	ASSERT_EQ(bo_create(other.get(), 4096, 0, 0, &dst), 0);
+	ASSERT_EQ(acquire(holder.get()), 0);
+
+	uint64_t seqno = 0;
+	EXPECT_EQ(bo_create(other.get(), 4096, 0, 0, &h), EBUSY);
+	EXPECT_EQ(submit(other.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{src, dst, 0, 0, 4096}}, &seqno),
+		  EBUSY);
+	drm_rbln_bo_info info{};
+	EXPECT_EQ(bo_info(other.get(), src, info), 0) << "looking is allowed";
+	ASSERT_EQ(bo_create(holder.get(), 4096, 0, 0, &h), 0) << "the holder may";
+	EXPECT_EQ(gem_close(holder.get(), h), 0);
+
+	ASSERT_EQ(release(holder.get()), 0);
+	ASSERT_EQ(submit(other.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{src, dst, 0, 0, 4096}}, &seqno), 0);
+	EXPECT_EQ(wait_job(other.get(), seqno), 0);
+}
+
+// LIST_CLIENTS copies out after dropping the device's client lock: a caller
+// whose buffer faults forever (userfaultfd here) must not block every other
+// open and close of the device.
+TEST(ClientList, AStalledCopyOutDoesNotBlockOpens)
+{
+	Fd uffd(int(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK)));
+	ASSERT_TRUE(uffd) << "userfaultfd: " << strerror(errno);
+	uffdio_api api{};
+	api.api = UFFD_API;
+	ASSERT_EQ(ioctl(uffd.get(), UFFDIO_API, &api), 0);
+	const size_t len = 4096;
+	void *area = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(area, MAP_FAILED);
+	uffdio_register reg{};
+	reg.range = {reinterpret_cast<uintptr_t>(area), len};
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(ioctl(uffd.get(), UFFDIO_REGISTER, &reg), 0);
+
+	Fd lister = open_node(sim_device(0)->node);
+	int list_err = -1;
+	std::thread stalled([&] {
+		drm_rbln_list_clients args{};
+		args.count = 4;
+		args.entries = reinterpret_cast<uintptr_t>(area);
+		args.entry_size = sizeof(drm_rbln_client);
+		list_err = ioctl(lister.get(), DRM_IOCTL_RBLN_LIST_CLIENTS, &args) ? errno : 0;
+	});
+	pollfd pfd{uffd.get(), POLLIN, 0};
+	ASSERT_EQ(poll(&pfd, 1, 10000), 1) << "LIST_CLIENTS never touched its buffer";
+
+	// While it is stalled, a child opens and closes the device.
+	pid_t child = fork();
+	if (child == 0) {
+		Fd fd = open_node(sim_device(0)->node);
+		_exit(fd ? 0 : 1);
+	}
+	int status = -1;
+	for (int i = 0; i < 500 && waitpid(child, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		<< "open blocked behind a stalled LIST_CLIENTS";
+
+	uffdio_zeropage zero{};
+	zero.range = reg.range;
+	EXPECT_EQ(ioctl(uffd.get(), UFFDIO_ZEROPAGE, &zero), 0);
+	stalled.join();
+	EXPECT_EQ(list_err, 0);
+	if (!WIFEXITED(status))
+		waitpid(child, &status, 0);
+	munmap(area, len);
+}
+
 TEST(Acquire, ClientListShowsWhoHoldsWhat)
 {
 	auto dev = rbln::Device::open(1);
@@ -101,20 +184,11 @@ TEST(Acquire, ClientListShowsWhoHoldsWhat)
 TEST(Acquire, OthersSeeOnlyTheirOwnClients)
 {
 	Fd root_file = open_node(sim_device(0)->node);	// a client of root's
-	struct group *grp = getgrnam("rbln");
-	ASSERT_NE(grp, nullptr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		gid_t g = grp->gr_gid;
-		if (setgroups(1, &g) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(2);
+	int status = run_as_nobody(true, [] {
 		auto clients = rbln::Device::open(0).clients();
-		bool only_own = clients.size() == 1 && clients[0].self && clients[0].uid == 65534;
-		_exit(only_own ? 0 : 1);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+		return clients.size() == 1 && clients[0].self && clients[0].uid == 65534 ? 0 : 1;
+	});
+	EXPECT_EQ(status, 0);
 }
 
 TEST(Registration, AllOrNothing)
@@ -320,16 +394,10 @@ TEST(Reclaim, OnlyStaleClientsUnlessForcedByRoot)
 	EXPECT_EQ(get_param(live.fd(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
 
 	// Another user can neither see nor force root's clients.
-	struct group *grp = getgrnam("rbln");
-	ASSERT_NE(grp, nullptr);
 	Fd root_file = open_node(sim_device(1)->node);
 	drm_rbln_client_usage u{};
 	ASSERT_EQ(ioctl(root_file.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &u), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		gid_t g = grp->gr_gid;
-		if (setgroups(1, &g) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(2);
+	int status = run_as_nobody(true, [&] {
 		auto mine = rbln::Device::open(1);
 		auto code = [&](bool force) {
 			try {
@@ -339,11 +407,9 @@ TEST(Reclaim, OnlyStaleClientsUnlessForcedByRoot)
 			}
 			return rbln::Errc::ok;
 		};
-		_exit(code(false) == rbln::Errc::not_found && code(true) == rbln::Errc::permission ? 0 : 1);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+		return code(false) == rbln::Errc::not_found && code(true) == rbln::Errc::permission ? 0 : 1;
+	});
+	EXPECT_EQ(status, 0);
 }
 
 TEST(Reclaim, RegistrationReclaimsStaleHoldersWhenAskedTo)
