@@ -13,6 +13,7 @@ packages=(
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 	libyaml-cpp-dev crun
+	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcli11-dev
 )
 
 sudo=
