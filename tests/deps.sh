@@ -14,6 +14,7 @@ packages=(
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 	libyaml-cpp-dev crun
 	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcli11-dev
+	prometheus-cpp-dev prometheus curl iproute2
 )
 
 sudo=

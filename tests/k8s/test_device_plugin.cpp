@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <set>
 
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cdi.hpp"
+#include "child_process.hpp"
 #include "kubelet_standin.hpp"
 #include "rbln/enumerate.hpp"
 #include "rbln_test_util.h"
@@ -22,16 +22,7 @@ using namespace std::chrono_literals;
 using namespace rbln::test;
 using List = v1beta1::ListAndWatchResponse;
 
-extern char **environ;
-
 namespace {
-
-std::string build_dir()
-{
-	const char *build = std::getenv("RBLN_BUILD");
-	const char *top = std::getenv("RBLN_TOP");
-	return build ? build : fmt::format("{}/build", top ? top : ".");
-}
 
 std::set<std::string> ids_of(const List &list)
 {
@@ -57,9 +48,7 @@ protected:
 	{
 		if (pid_ > 0) {
 			// SIGTERM: a clean stop that takes its sockets away.
-			::kill(pid_, SIGTERM);
-			int status = 0;
-			::waitpid(pid_, &status, 0);
+			const int status = terminate(pid_);
 			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "exit status " << status;
 			for (const auto &e : fs::directory_iterator(dir_))
 				EXPECT_NE(e.path().filename().string().rfind("rbln-", 0), 0u) << e.path() << " left behind";
@@ -72,12 +61,8 @@ protected:
 	std::vector<v1beta1::RegisterRequest> start(const std::string &mode, size_t registrations)
 	{
 		const std::string bin = build_dir() + "/cmake/tools/rbln-device-plugin/rbln-device-plugin";
-		std::vector<std::string> args = {bin, "--resource-mode", mode, "--kubelet-dir", dir_};
-		std::vector<char *> argv;
-		for (auto &a : args)
-			argv.push_back(a.data());
-		argv.push_back(nullptr);
-		EXPECT_EQ(::posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0) << bin;
+		pid_ = spawn({bin, "--resource-mode", mode, "--kubelet-dir", dir_});
+		EXPECT_GT(pid_, 0) << bin;
 		std::vector<v1beta1::RegisterRequest> out;
 		while (out.size() < registrations) {
 			auto r = kubelet_->next_registration(30s);
