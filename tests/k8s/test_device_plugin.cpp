@@ -148,6 +148,7 @@ TEST_F(DevicePlugin, HealthFollowsFaultsResetsAndHotplug)
 	ASSERT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Unhealthy"; }, 5s));
 	const auto took = duration_cast<milliseconds>(steady_clock::now() - t0);
 	EXPECT_LT(took, 1000ms) << "Unhealthy after " << took.count() << " ms";
+	RecordProperty("unhealthy_after_ms", int(took.count()));
 	EXPECT_EQ(read_file("/sys/bus/rbln_sim/devices/rbln_sim1/status"), "FAULT");
 
 	// rbln-smi reset brings it back.
