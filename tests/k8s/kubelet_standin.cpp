@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "unix_socket.hpp"
+
 namespace rbln::test {
 
 namespace fs = std::filesystem;
@@ -37,11 +39,7 @@ private:
 
 KubeletStandIn::KubeletStandIn(std::string dir) : dir_(std::move(dir)), service_(std::make_unique<Service>())
 {
-	fs::remove(fs::path(dir_) / "kubelet.sock");
-	grpc::ServerBuilder builder;
-	builder.AddListeningPort("unix://" + dir_ + "/kubelet.sock", grpc::InsecureServerCredentials());
-	builder.RegisterService(service_.get());
-	server_ = builder.BuildAndStart();
+	server_ = k8s::serve_on_unix_socket(dir_ + "/kubelet.sock", service_.get());
 	if (!server_)
 		throw std::runtime_error("kubelet stand-in: cannot listen in " + dir_);
 }
@@ -62,8 +60,7 @@ std::optional<v1beta1::RegisterRequest> KubeletStandIn::next_registration(std::c
 
 std::unique_ptr<v1beta1::DevicePlugin::Stub> KubeletStandIn::plugin(const std::string &endpoint) const
 {
-	return v1beta1::DevicePlugin::NewStub(
-		grpc::CreateChannel("unix://" + dir_ + "/" + endpoint, grpc::InsecureChannelCredentials()));
+	return v1beta1::DevicePlugin::NewStub(k8s::unix_channel(dir_ + "/" + endpoint));
 }
 
 DeviceStream::DeviceStream(v1beta1::DevicePlugin::Stub &plugin)

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "unix_socket.hpp"
+
 namespace rbln::test {
 
 class PodResourcesStandIn::Service final : public v1::PodResourcesLister::Service {
@@ -22,10 +24,7 @@ private:
 PodResourcesStandIn::PodResourcesStandIn(std::string socket, v1::ListPodResourcesResponse pods)
 	: socket_(std::move(socket)), service_(std::make_unique<Service>(std::move(pods)))
 {
-	grpc::ServerBuilder builder;
-	builder.AddListeningPort("unix://" + socket_, grpc::InsecureServerCredentials());
-	builder.RegisterService(service_.get());
-	server_ = builder.BuildAndStart();
+	server_ = k8s::serve_on_unix_socket(socket_, service_.get());
 	if (!server_)
 		throw std::runtime_error("pod-resources stand-in: cannot listen on " + socket_);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "health_watcher.hpp"
 
-#include <set>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -11,6 +11,16 @@ namespace rbln::k8s {
 
 struct EventSource {
 	rbln::EventListener listener;
+
+	std::optional<DriverEvent> next()
+	{
+		try {
+			return listener.next(std::chrono::milliseconds(200));
+		} catch (const std::exception &e) {
+			fmt::print(stderr, "rbln-device-plugin: reading driver events: {}\n", e.what());
+			return std::nullopt;
+		}
+	}
 };
 
 HealthWatcher::HealthWatcher(DeviceTable &table)
@@ -28,16 +38,11 @@ void HealthWatcher::run()
 {
 	using namespace std::chrono_literals;
 	using Type = DriverEvent::Type;
-	// NPUs announced but whose /dev node udev has not made yet.
-	std::set<unsigned> arriving;
+	// NPUs announced but whose /dev node udev has not made yet, and until
+	// when to look for it.
+	std::map<unsigned, std::chrono::steady_clock::time_point> arriving;
 	while (!stop_) {
-		std::optional<DriverEvent> ev;
-		try {
-			ev = events_->listener.next(200ms);
-		} catch (const std::exception &e) {
-			fmt::print(stderr, "rbln-device-plugin: reading driver events: {}\n", e.what());
-		}
-		if (ev) {
+		if (auto ev = events_->next()) {
 			switch (ev->type) {
 			case Type::fault:
 			case Type::memory_error:
@@ -51,7 +56,7 @@ void HealthWatcher::run()
 				table_.remove(ev->device);
 				break;
 			case Type::device_added:
-				arriving.insert(ev->device);
+				arriving[ev->device] = std::chrono::steady_clock::now() + 30s;
 				break;
 			default:
 				break;
@@ -59,7 +64,15 @@ void HealthWatcher::run()
 		}
 		if (!arriving.empty()) {
 			table_.replace(scan_npus());
-			std::erase_if(arriving, [&](unsigned i) { return table_.contains(i); });
+			std::erase_if(arriving, [&](const auto &a) {
+				if (table_.contains(a.first))
+					return true;
+				if (std::chrono::steady_clock::now() < a.second)
+					return false;
+				fmt::print(stderr, "rbln-device-plugin: NPU {} was added but its node never appeared "
+					   "in /dev; not offered\n", a.first);
+				return true;
+			});
 		}
 	}
 }

@@ -10,6 +10,7 @@
 #include "allocation.hpp"
 #include "deviceplugin.grpc.pb.h"
 #include "preferred.hpp"
+#include "unix_socket.hpp"
 
 namespace rbln::k8s {
 
@@ -137,14 +138,9 @@ void PluginServer::start()
 {
 	stop();
 	const auto path = fs::path(dir_) / endpoint_;
-	std::error_code ec;
-	fs::remove(path, ec);
 	// A fresh service: a stopped one has ended its streams for good.
 	service_ = std::make_unique<Service>(resource_, mode_, table_);
-	grpc::ServerBuilder builder;
-	builder.AddListeningPort("unix://" + path.string(), grpc::InsecureServerCredentials());
-	builder.RegisterService(service_.get());
-	server_ = builder.BuildAndStart();
+	server_ = serve_on_unix_socket(path, service_.get());
 	if (!server_)
 		throw std::runtime_error(fmt::format("{}: cannot listen on {} (does {} exist and is it writable?)",
 						     resource_, path.string(), dir_));
@@ -170,8 +166,7 @@ bool PluginServer::socket_present() const
 void PluginServer::register_with_kubelet() const
 {
 	const auto kubelet = fs::path(dir_) / kKubeletSocket;
-	auto channel = grpc::CreateChannel("unix://" + kubelet.string(), grpc::InsecureChannelCredentials());
-	auto stub = v1beta1::Registration::NewStub(channel);
+	auto stub = v1beta1::Registration::NewStub(unix_channel(kubelet));
 	v1beta1::RegisterRequest req;
 	req.set_version(kApiVersion);
 	req.set_endpoint(endpoint_);

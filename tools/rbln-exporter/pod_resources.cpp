@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "podresources.grpc.pb.h"
+#include "unix_socket.hpp"
 
 namespace rbln::exporter {
 
@@ -16,8 +17,7 @@ std::map<std::string, PodRef> pods_by_device(const std::string &socket)
 	std::error_code ec;
 	if (!std::filesystem::is_socket(socket, ec))
 		return out;
-	auto stub = v1::PodResourcesLister::NewStub(
-		grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials()));
+	auto stub = v1::PodResourcesLister::NewStub(k8s::unix_channel(socket));
 	grpc::ClientContext ctx;
 	// A scrape must not hang on a stuck kubelet.
 	ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
