@@ -43,7 +43,7 @@ bench: deps
 
 bench-run: all
 	tests/vm/run-vm.sh -o $(BUILD)/bench $(DEMO_KERNEL) tests/vm/bench.sh
-	@echo "bench: figures in $(BUILD)/bench/bench.json and $(BUILD)/bench/bench-smi.json"
+	@echo "bench: figures in $(BUILD)/bench/bench.json, bench-smi.json and bench-exporter.json"
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -13,7 +13,12 @@ packages=(
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 	libyaml-cpp-dev crun
+	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcli11-dev
+	prometheus-cpp-dev prometheus curl iproute2 python3-yaml
 )
+# kubectl (tests/deploy/check.sh): Debian's kubernetes-client, unless some
+# kubectl is installed already (another package's /usr/bin/kubectl conflicts).
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo

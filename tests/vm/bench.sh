@@ -8,3 +8,4 @@ export RBLN_KO_PARAMS="sim_devices=rebel100"  # NPU 0; bench-smi.sh adds more
 setup_node || exit 1
 "$build/cmake/tests/bench/rbln_bench" /run/vm/bench.json || exit 1
 "$(dirname "$0")/bench-smi.sh" "$build/cmake/tools/rbln-smi/rbln-smi"
+"$(dirname "$0")/bench-exporter.sh" "$build/cmake/tools/rbln-exporter/rbln-exporter"

@@ -12,6 +12,8 @@ setup_node() {
 	getent group rbln >/dev/null || { echo "setup-node: group rbln was not created"; return 1; }
 	install -D -m 0644 "$top/udev/70-rbln.rules" /etc/udev/rules.d/70-rbln.rules
 	"$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)" --daemon || return 1
+	# Loopback (the VM has no NIC): the exporter and Prometheus talk over it.
+	ip link set lo up || return 1
 	modprobe drm || return 1
 	# shellcheck disable=SC2086 # parameters are words
 	insmod "$RBLN_KO" $RBLN_KO_PARAMS || { echo "setup-node: insmod $RBLN_KO failed"; return 1; }

@@ -20,6 +20,7 @@
 #include <rbln/enumerate.hpp>
 
 #include "cdi.hpp"
+#include "nfd.hpp"
 #include "runtime_config.hpp"
 #include "toolkit_config.hpp"
 
@@ -53,6 +54,9 @@ Commands:
       --runtime-path PATH            the shim (default /usr/bin/rbln-container-runtime)
       --root DIR                     configure the files under DIR instead of /
   info [--json]   versions, NPUs, toolkit settings and the state of the spec
+  nfd             write the Node Feature Discovery feature file (rebellions.ai/npu.* labels)
+      --output PATH                  (default /etc/kubernetes/node-feature-discovery/features.d/rbln)
+      --dry-run                      print it instead
 
 Exit status: 0 success, 1 failure or problems found, 2 bad argument,
 3 no driver or no NPU, 4 permission denied.
@@ -359,12 +363,14 @@ int main(int argc, char **argv)
 			Args a(argc, argv, 3);
 			return runtime_configure(a);
 		}
+		if (cmd == "nfd")
+			return nfd_command({argv + 2, argv + argc});
 		if (cmd == "info") {
 			Args a(argc, argv, 2);
 			return info(a);
 		}
 		throw UsageError(fmt::format("unknown command '{}' (commands: cdi generate|list|validate, "
-					     "runtime configure, info; see rbln-ctk --help)",
+					     "runtime configure, info, nfd; see rbln-ctk --help)",
 					     fmt::format("{}", fmt::join(words.begin(), words.begin() + std::min<size_t>(2, words.size()), " "))));
 	} catch (const UsageError &e) {
 		fmt::print(stderr, "rbln-ctk: {}\n", e.what());

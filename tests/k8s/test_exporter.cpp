@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// rbln-exporter against the real rbln.ko: scraped by a real Prometheus
+// server on loopback, its stored values are rbln-smi's; promtool finds the
+// exposition clean; a pod-resources stand-in gives the pod labels.
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "pod_resources_standin.hpp"
+#include "rbln/devmgr.hpp"
+#include "rbln_test_util.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using namespace rbln::test;
+
+namespace {
+
+constexpr const char *kExporter = "127.0.0.1:19400";
+constexpr const char *kPrometheus = "127.0.0.1:19090";
+
+class Exporter : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		char tmpl[] = "/tmp/rbln-exp-XXXXXX";
+		dir_ = ::mkdtemp(tmpl);
+	}
+	void TearDown() override
+	{
+		if (exporter_ > 0) {
+			const int status = terminate(exporter_);
+			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "exit status " << status;
+		}
+		fs::remove_all(dir_);
+	}
+
+	// Starts the exporter; its /metrics once it answers.
+	std::string start(const std::string &pod_socket)
+	{
+		exporter_ = spawn({build_dir() + "/cmake/tools/rbln-exporter/rbln-exporter", "--listen", kExporter,
+				   "--pod-resources-socket", pod_socket});
+		EXPECT_GT(exporter_, 0);
+		for (int i = 0; i < 100; i++) {
+			auto r = scrape();
+			if (r.exit == 0)
+				return r.out;
+			std::this_thread::sleep_for(100ms);
+		}
+		ADD_FAILURE() << "the exporter did not answer on " << kExporter;
+		return {};
+	}
+
+	static CommandResult scrape() { return run_shell(fmt::format("curl -sf http://{}/metrics", kExporter)); }
+
+	std::string dir_;
+	pid_t exporter_ = -1;
+};
+
+// Prometheus' stored values of the rbln_ series now, by "name npu chiplet engine".
+using Stored = std::map<std::string, double>;
+
+std::string key(const std::string &metric, unsigned npu, const std::string &chiplet = "", const std::string &engine = "")
+{
+	return fmt::format("{} {} {} {}", metric, npu, chiplet, engine);
+}
+
+Stored stored()
+{
+	Stored out;
+	auto r = run_shell(fmt::format("curl -sf 'http://{}/api/v1/query' --data-urlencode 'query={{__name__=~\"rbln_.*\"}}'",
+				       kPrometheus));
+	auto j = json::parse(r.out, nullptr, false);
+	if (r.exit != 0 || j.is_discarded())
+		return out;
+	for (const auto &s : j["data"]["result"]) {
+		const auto &m = s["metric"];
+		out[key(m["__name__"], std::stoul(m["npu"].get<std::string>()), m.value("chiplet", ""),
+			m.value("engine", ""))] = std::stod(s["value"][1].get<std::string>());
+	}
+	return out;
+}
+
+// The series lines of @metric in an exposition.
+std::vector<std::string> series(const std::string &text, const std::string &metric)
+{
+	std::vector<std::string> out;
+	std::istringstream in(text);
+	for (std::string line; std::getline(in, line);)
+		if (line.starts_with(metric + "{"))
+			out.push_back(line);
+	return out;
+}
+
+} // namespace
+
+TEST_F(Exporter, PrometheusStoresWhatRblnSmiShows)
+{
+	const auto text = start(dir_ + "/no-kubelet.sock");
+	ASSERT_FALSE(text.empty());
+	std::ofstream(dir_ + "/metrics.txt") << text;
+	auto lint = run_shell(fmt::format("promtool check metrics < {}/metrics.txt 2>&1", dir_));
+	EXPECT_EQ(lint.exit, 0) << lint.out;
+	EXPECT_EQ(lint.out, "") << "promtool has remarks";
+	for (const char *m : {"rbln_npu_temperature", "rbln_npu_power", "rbln_npu_memory_used", "rbln_npu_memory_total",
+			      "rbln_npu_utilization", "rbln_npu_health", "rbln_npu_chiplet_memory_used",
+			      "rbln_npu_engine_busy_seconds_total"})
+		EXPECT_FALSE(series(text, m).empty()) << m << " missing from:\n" << text;
+
+	// Memory held on NPU 1's chiplet 1 while Prometheus scrapes.
+	auto dev = rbln::Device::open(1);
+	auto held = dev.allocate(4 << 20, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager);
+
+	std::ofstream(dir_ + "/prometheus.yml") << fmt::format(
+		"global:\n  scrape_interval: 1s\n"
+		"scrape_configs:\n  - job_name: rbln\n    static_configs:\n      - targets: ['{}']\n", kExporter);
+	const pid_t prometheus = spawn({"/usr/bin/prometheus", "--config.file=" + dir_ + "/prometheus.yml",
+					"--storage.tsdb.path=" + dir_ + "/tsdb", "--web.listen-address=" + std::string(kPrometheus),
+					"--log.level=warn"});
+	ASSERT_GT(prometheus, 0);
+	const double held_bytes = double(dev.status().memory_used);
+	ASSERT_GE(held_bytes, double(4 << 20));
+	Stored values;
+	for (int i = 0; i < 240 && values[key("rbln_npu_memory_used", 1)] != held_bytes; i++) {
+		std::this_thread::sleep_for(500ms);
+		values = stored();
+	}
+	ASSERT_EQ(values[key("rbln_npu_memory_used", 1)], held_bytes) << "Prometheus never stored NPU 1's memory";
+
+	// The same moment as rbln-smi sees it (idle NPUs: the figures hold still).
+	const char *smi = std::getenv("RBLN_SMI");
+	ASSERT_NE(smi, nullptr);
+	auto smi_out = run_shell(fmt::format("{} -j", smi));
+	ASSERT_EQ(smi_out.exit, 0);
+	auto doc = json::parse(smi_out.out);
+	ASSERT_EQ(doc["devices"].size(), 2u);
+	for (const auto &d : doc["devices"]) {
+		const unsigned npu = d["npu"];
+		SCOPED_TRACE(fmt::format("NPU {}", npu));
+		EXPECT_EQ(values.at(key("rbln_npu_temperature", npu)), d["temperature_c"].get<double>());
+		EXPECT_NEAR(values.at(key("rbln_npu_power", npu)), d["power_w"].get<double>(), 1e-6);
+		EXPECT_EQ(values.at(key("rbln_npu_utilization", npu)), d["utilization_percent"].get<double>());
+		EXPECT_EQ(values.at(key("rbln_npu_memory_used", npu)), d["memory"]["used"].get<double>());
+		EXPECT_EQ(values.at(key("rbln_npu_memory_total", npu)), d["memory"]["total"].get<double>());
+		EXPECT_EQ(values.at(key("rbln_npu_health", npu)), d["status"] == "FAULT" ? 0.0 : 1.0);
+		for (const auto &c : d["chiplets"]) {
+			const auto chiplet = std::to_string(c["index"].get<unsigned>());
+			EXPECT_EQ(values.at(key("rbln_npu_chiplet_memory_used", npu, chiplet)),
+				  c["memory"]["used"].get<double>());
+			EXPECT_EQ(values.at(key("rbln_npu_chiplet_memory_total", npu, chiplet)),
+				  c["memory"]["total"].get<double>());
+			for (auto [engine, ns] : c["engine_busy_ns"].items())
+				EXPECT_EQ(values.at(key("rbln_npu_engine_busy_seconds_total", npu, chiplet, engine)),
+					  ns.get<double>() / 1e9) << engine;
+		}
+	}
+	const int status = terminate(prometheus);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "prometheus exit status " << status;
+}
+
+TEST_F(Exporter, PodResourcesGivePodLabels)
+{
+	const auto npu1 = rbln::Device::open(1).info().uuid;
+	v1::ListPodResourcesResponse pods;
+	auto *pod = pods.add_pod_resources();
+	pod->set_name("trainer-0");
+	pod->set_namespace_("ml");
+	auto *c = pod->add_containers();
+	c->set_name("main");
+	auto *d = c->add_devices();
+	d->set_resource_name("rebellions.ai/REBEL");
+	d->add_device_ids(npu1);
+	// Another vendor's device with the same id must not count.
+	auto *other = pod->add_containers();
+	other->set_name("sidecar");
+	auto *g = other->add_devices();
+	g->set_resource_name("example.com/gpu");
+	g->add_device_ids("unrelated");
+	PodResourcesStandIn kubelet(dir_ + "/kubelet.sock", pods);
+
+	const auto text = start(dir_ + "/kubelet.sock");
+	auto lines = series(text, "rbln_npu_temperature");
+	ASSERT_EQ(lines.size(), 2u) << text;
+	for (const auto &l : lines) {
+		if (l.find(npu1) != std::string::npos) {
+			EXPECT_NE(l.find("pod=\"trainer-0\""), std::string::npos) << l;
+			EXPECT_NE(l.find("namespace=\"ml\""), std::string::npos) << l;
+			EXPECT_NE(l.find("container=\"main\""), std::string::npos) << l;
+		} else {
+			EXPECT_EQ(l.find("pod="), std::string::npos) << l;
+		}
+	}
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// rbln-exporter: Prometheus metrics of the host's NPUs, read at each scrape
+// (one status ioctl per NPU), with the pod each NPU is given to where the
+// kubelet's pod-resources socket exists.
+//
+// Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure (cannot listen), 2 bad usage.
+#include <csignal>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+
+#include "metrics.hpp"
+#include "pod_resources.hpp"
+
+using namespace rbln::exporter;
+
+namespace {
+
+class NpuCollector : public prometheus::Collectable {
+public:
+	explicit NpuCollector(std::string pod_socket) : pod_socket_(std::move(pod_socket)) {}
+
+	std::vector<prometheus::MetricFamily> Collect() const override
+	{
+		auto npus = sample_npus();
+		const auto pods = pods_by_device(pod_socket_);
+		for (auto &n : npus)
+			if (auto p = pods.find(n.uuid); p != pods.end())
+				n.pod = p->second;
+		return to_metric_families(npus);
+	}
+
+private:
+	std::string pod_socket_;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	CLI::App app{"rbln-exporter: Prometheus metrics of RBLN NPUs on /metrics.\n"
+		     "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage."};
+	std::string listen = "0.0.0.0:9400", pod_socket = kPodResourcesSocket;
+	app.add_option("--listen", listen, "ADDRESS:PORT to serve /metrics on")->capture_default_str();
+	app.add_option("--pod-resources-socket", pod_socket,
+		       "the kubelet's pod-resources socket (pod labels when it exists)")
+		->capture_default_str();
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		return app.exit(e) == 0 ? 0 : 2;
+	}
+
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	// Blocked before the server's threads start, so only sigwait() below sees them.
+	pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+	std::unique_ptr<prometheus::Exposer> exposer;
+	try {
+		exposer = std::make_unique<prometheus::Exposer>(listen);
+	} catch (const std::exception &e) {
+		fmt::print(stderr, "rbln-exporter: cannot listen on '{}' (want ADDRESS:PORT, e.g. 0.0.0.0:9400): {}\n",
+			   listen, e.what());
+		return 1;
+	}
+	auto collector = std::make_shared<NpuCollector>(pod_socket);
+	exposer->RegisterCollectable(collector);
+	fmt::print("rbln-exporter: serving /metrics on {}\n", listen);
+	std::fflush(stdout);
+
+	int sig = 0;
+	sigwait(&stop, &sig);
+	fmt::print("rbln-exporter: {}, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	return 0;
+}
