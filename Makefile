@@ -3,7 +3,7 @@
 #   make run       set up, build, boot a VM with one ATOM and one Rebel100, show the devices
 #   make shell     the same VM, left at a shell
 #   make test      set up, build, run everything: host unit tests, lint, DKMS, VM tests on
-#                  Debian's 6.1, 6.12 and newest 7.x kernels
+#                  Debian's 6.1, 6.12 and newest 7.x kernels; and that the host is unchanged
 #   make bench     set up, build, and print driver figures against same-VM baselines (JSON too)
 #   make fuzz      fuzz the RBLN_* variable parser with libFuzzer (clang; FUZZ_SECONDS=60)
 #   make deps      install the Debian packages the project needs
@@ -32,9 +32,11 @@ deps:
 	tests/deps.sh
 
 # The entry points set up first, then build and run in a sub-make, so that
-# the kernel list is read after apt has its package lists.
+# the kernel list is read after apt has its package lists.  make test also
+# checks that nothing but deps changed the host (tests/host-snapshot.sh).
 test: deps
-	$(MAKE) check
+	@mkdir -p $(BUILD) && tests/host-snapshot.sh > $(BUILD)/host-before.txt
+	RBLN_HOST_BEFORE=$(BUILD)/host-before.txt $(MAKE) check
 run: deps
 	$(MAKE) demo
 shell: deps
