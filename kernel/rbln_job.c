@@ -86,6 +86,23 @@ static void rbln_job_put(struct rbln_job *job)
 	kref_put(&job->ref, rbln_job_release);
 }
 
+/*
+ * Drops the table's reference to @job if the table still holds it at @seqno.
+ * Under client->lock, as WAIT's lookup and kref_get are: otherwise the last
+ * reference could go between WAIT's lookup and its get (refcount_t "addition
+ * on 0", seen with threads submitting and waiting on one file).
+ */
+static void rbln_client_forget_job(struct rbln_client *client, u64 seqno, struct rbln_job *job)
+{
+	bool held;
+
+	mutex_lock(&client->lock);
+	held = xa_cmpxchg(&client->jobs, seqno, job, NULL, GFP_KERNEL) == job;
+	mutex_unlock(&client->lock);
+	if (held)
+		rbln_job_put(job);
+}
+
 /* A hung engine holds the job until the timeout, then is reset. */
 static int rbln_job_wait_engine(struct rbln_job *job)
 {
@@ -218,8 +235,7 @@ static void rbln_job_work(struct work_struct *work)
 
 	if (!job->status) {
 		/* Succeeded: nobody needs to find it any more. */
-		if (xa_erase(&client->jobs, job->seqno))
-			rbln_job_put(job);
+		rbln_client_forget_job(client, job->seqno, job);
 	}
 	complete_all(&job->done);
 	if (atomic_dec_and_test(&client->inflight))
@@ -457,8 +473,7 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	args->status = job->status;
 	/* A failure is reported once; then the job is forgotten. */
-	if (xa_cmpxchg(&client->jobs, args->seqno, job, NULL, GFP_KERNEL) == job)
-		rbln_job_put(job);
+	rbln_client_forget_job(client, args->seqno, job);
 	rbln_job_put(job);
 	return 0;
 }
@@ -477,8 +492,7 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
 	/* Revoke and close may drain at once: whoever erases a job puts it. */
 	xa_for_each(&client->jobs, seqno, job)
-		if (xa_erase(&client->jobs, seqno) == job)
-			rbln_job_put(job);
+		rbln_client_forget_job(client, seqno, job);
 }
 
 int rbln_engines_init(struct rbln_device *rdev)
