@@ -75,4 +75,11 @@
 #define RBLN_GENL_MCAST_ADMIN_ONLY	0
 #endif
 
+/* struct drm_driver has a date, which newer kernels dropped (probes/drm_driver_date.c). */
+#ifdef RBLN_PROBE_DRM_DRIVER_DATE
+#define RBLN_DRM_DRIVER_DATE(yyyymmdd)	.date = (yyyymmdd),
+#else
+#define RBLN_DRM_DRIVER_DATE(yyyymmdd)
+#endif
+
 #endif /* RBLN_COMPAT_H */

@@ -134,7 +134,7 @@ static const struct drm_driver rbln_drm_driver = {
 	RBLN_DRM_DRIVER_PRIME_HOOKS
 	.name = "rbln",
 	.desc = "RBLN NPU",
-	.date = "20261129",
+	RBLN_DRM_DRIVER_DATE("20261129")
 	.major = 1,
 	.minor = DRM_RBLN_UAPI_VERSION,
 };

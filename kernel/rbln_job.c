@@ -107,8 +107,9 @@ static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
 
 /*
  * Takes @job out of the table if it is still there: whoever takes it puts it.
- * Under client->lock, which WAIT holds while it looks a job up and takes a
- * reference.
+ * Under client->lock, as WAIT's lookup and kref_get are: otherwise the last
+ * reference could go in between (refcount_t "addition on 0", seen with
+ * threads submitting and waiting on one file).
  */
 static void rbln_job_forget(struct rbln_client *client, struct rbln_job *job)
 {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs the Debian packages the project needs to build, test and run its
-# VMs (as root, or through sudo).  Quick when everything is already there.
-#   RBLN_KERNELS  kernels whose headers to install (default: kernel-cache.sh list)
+# VMs (as root, or through sudo): build tools and libraries only.  The test
+# kernels' images and headers are not installed: kernel-cache.sh downloads and
+# unpacks them into its cache.  Quick when everything is already there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -9,7 +10,7 @@ packages=(
 	build-essential cmake pkg-config git
 	libgtest-dev libgmock-dev libdrm-dev libudev-dev libnl-genl-3-dev libfmt-dev nlohmann-json3-dev
 	dkms sparse kmod openssl strace python3-jsonschema
-	qemu-system-x86 busybox-static cpio xz-utils zstd
+	qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 	libyaml-cpp-dev crun
@@ -35,9 +36,6 @@ if ! kernels=$("$here/vm/kernel-cache.sh" list 2>/dev/null); then
 	$sudo apt-get update -q
 	kernels=$("$here/vm/kernel-cache.sh" list)
 fi
-for k in $kernels; do
-	packages+=("linux-headers-$k")
-done
 
 todo=$(missing "${packages[@]}")
 if [ -n "$todo" ]; then

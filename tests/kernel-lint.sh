@@ -1,6 +1,7 @@
 #!/bin/bash
 # The module must build without a single warning with W=1 and be clean under
-# sparse (C=2) against every kernel's headers.  Builds in a scratch copy.
+# sparse (C=2) against every kernel's headers.  Builds in a scratch copy, with
+# the kernel's cached headers, in the userland it was made for (kernel-cache.sh).
 #   tests/kernel-lint.sh KERNEL...
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +11,8 @@ for k in "$@"; do
 	dir=$build/lint/$k
 	rm -rf "$dir" && mkdir -p "$dir" && cp -r "$top/kernel/." "$dir/"
 	log=$dir/build.log
-	make -C "/usr/src/linux-headers-$k" M="$dir" W=1 C=2 modules >"$log" 2>&1
+	kdir=$("$top/tests/vm/kernel-cache.sh" headers "$k") &&
+		"$top/tests/vm/kernel-cache.sh" run "$k" make -C "$kdir" M="$dir" W=1 C=2 modules >"$log" 2>&1
 	status=$?
 	# Debian's headers have no vmlinux for BTF; that note is not about our code.
 	findings=$(grep -E 'warning|error|: note:' "$log" | grep -v 'Skipping BTF generation')

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: host unit tests (ctest), the DKMS packaging test, and the
-# integration suite inside a VM for each kernel.  Prints one summary line
+# integration suite inside a VM for each kernel; then checks that the host's
+# packages and kernel files are as they were before.  Prints one summary line
 # "N passed, N failed" and exits non-zero if anything failed.
 #
 #   tests/run-all.sh [--vm-only] KERNEL...
@@ -14,6 +15,12 @@ kernels=("$@")
 
 passed=0 failed=0
 declare -a problems=()
+# make test takes the "before" snapshot ahead of the build (RBLN_HOST_BEFORE).
+before=${RBLN_HOST_BEFORE:-$build/host-before.txt}
+if [ -z "${RBLN_HOST_BEFORE:-}" ]; then
+	mkdir -p "$build"
+	"$top/tests/host-snapshot.sh" > "$before"
+fi
 
 # Adds the counts from a GoogleTest log; a log without a verdict counts as one failure.
 count_gtest() {
@@ -77,6 +84,11 @@ for k in "${kernels[@]}"; do
 	# The VM itself (suite steps, kernel log) is one more check.
 	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
 done
+
+echo "=== the host is as before (packages, /lib/modules, /boot, /usr/src, /var/lib/dkms)"
+"$top/tests/host-snapshot.sh" > "$build/host-after.txt"
+diff "$before" "$build/host-after.txt" | head -n 20
+result "host unchanged (see $before and $build/host-after.txt)" "${PIPESTATUS[0]}"
 
 echo
 for p in "${problems[@]}"; do echo "FAILED: $p"; done

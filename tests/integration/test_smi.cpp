@@ -189,6 +189,8 @@ TEST(Smi, DiagnoseReportsTheRealSetup)
 	EXPECT_EQ(r["library"]["candidates"][0]["path"], libdir + "/librbln_devmgr.so.0");
 	EXPECT_EQ(r["library"]["candidates"][0]["loadable"], true);
 	EXPECT_TRUE(r["processes"].is_array()) << "root can read them";
+	// The VM boots only kernels of the tested series.
+	EXPECT_TRUE(r["host"]["tested_kernels"]["this_kernel"].is_string()) << r["host"]["kernel"];
 }
 
 TEST(Smi, SelftestPassesAndReportsFailures)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose.hpp"
+#include "tested_kernels.hpp"
 #include "triage.hpp"
 
 using namespace rbln::smi;
@@ -72,4 +73,16 @@ TEST(SmiDiagnose, EverySectionIsThereAndMissingIsNull)
 		EXPECT_TRUE(r["processes"].is_null());
 	}
 	EXPECT_NE(diagnose_text(r).find("module.loaded: "), std::string::npos);
+}
+
+TEST(SmiDiagnose, NamesTheTestedKernelSeriesAndWhichOneRuns)
+{
+	auto t = tested_kernels("6.12.117+deb12-amd64");
+	EXPECT_EQ(t["series"], nlohmann::json::parse(R"(["6.1", "6.12", "7.x"])"));
+	EXPECT_EQ(t["this_kernel"], "6.12");
+	EXPECT_EQ(tested_kernels("6.1.0-57-amd64")["this_kernel"], "6.1");
+	EXPECT_EQ(tested_kernels("7.3.4+deb13-amd64")["this_kernel"], "7.x");
+	EXPECT_TRUE(tested_kernels("6.6.0-1-amd64")["this_kernel"].is_null());
+	EXPECT_TRUE(tested_kernels("6.12.117+deb12-cloud-amd64")["this_kernel"].is_null());
+	EXPECT_EQ(diagnose_report()["host"]["tested_kernels"]["series"], t["series"]);
 }

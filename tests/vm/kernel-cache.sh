@@ -1,12 +1,19 @@
 #!/bin/bash
-# Fetch Debian's stock kernel images into a cache outside the repository and
-# prepare them for the VM: extracted package, depmod, and an initramfs that
-# mounts the host's root over virtio-9p.  Everything is keyed by the kernel's
-# ABI name and reused when present.
+# Fetch Debian's stock kernels into a cache outside the repository: the image
+# for the VM (extracted package, depmod, and an initramfs that mounts the
+# host's root over virtio-9p) and the headers to build modules against.  Both
+# come with apt-get download and dpkg-deb -x, never installed on the host.
+# Everything is keyed by the kernel's ABI name and reused when present.
 #
-#   kernel-cache.sh list            ABI names of the kernels to test (newest 6.1 and 6.12
-#                                   for which Debian has both image and headers)
+#   kernel-cache.sh list            ABI names of the kernels to test: the newest of each series
+#                                   in kernels.txt (6.1 and 6.12 from the host's apt, 7.x from
+#                                   Debian's trixie-backports, else sid), with image and headers
 #   kernel-cache.sh prepare VER     fetch + extract + initramfs; prints the cache dir
+#   kernel-cache.sh headers VER     fetch + extract the headers; prints the directory to
+#                                   build against (make -C DIR M=...)
+#   kernel-cache.sh run VER CMD...  run CMD where modules for VER are built: on the host,
+#                                   or for a kernel of a newer Debian in a chroot of that
+#                                   release (build-root.sh)
 #
 # RBLN_KERNELS overrides the list ("6.1.0-57-amd64 6.12.117+deb12-amd64").
 # RBLN_CACHE overrides the cache root (default ~/.cache/rbln-vm).
@@ -17,26 +24,88 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "kernel-cache: $*" >&2; exit 1; }
 
-# Newest ABI name matching a pattern that has both an image and a headers package.
+# apt-get or apt-cache for an origin: "host" (the host's own apt) or a Debian suite.
+apt_for() {
+	local origin=$1
+	shift
+	if [ "$origin" = host ]; then "$@"; else "$here/debian-apt.sh" "$origin" "$@"; fi
+}
+
+# Newest ABI name matching a pattern that has both an image and a headers
+# package, among package names on stdin.
 newest_abi() {
-	local pattern=$1
+	local pattern=$1 names
+	names=$(cat)
 	comm -12 \
-		<(apt-cache pkgnames linux-image- | sed -n "s/^linux-image-\($pattern\)$/\1/p" | sort) \
-		<(apt-cache pkgnames linux-headers- | sed -n "s/^linux-headers-\($pattern\)$/\1/p" | sort) |
+		<(echo "$names" | sed -n "s/^linux-image-\($pattern\)$/\1/p" | sort) \
+		<(echo "$names" | sed -n "s/^linux-headers-\($pattern\)$/\1/p" | sort) |
 		sort -V | tail -n 1
 }
+
+# The kernel series to test: "series origins pattern" lines.
+series() { grep -v '^#' "$here/kernels.txt" | awk 'NF == 3'; }
 
 list() {
 	if [ -n "${RBLN_KERNELS:-}" ]; then
 		echo "$RBLN_KERNELS" | tr ' ' '\n' | sed '/^$/d'
 		return
 	fi
-	local v61 v612
-	v61=$(newest_abi '6\.1\.0-[0-9]*-amd64')
-	v612=$(newest_abi '6\.12\.[0-9]*+deb12-amd64')
-	[ -n "$v61" ] || die "no linux-image-6.1.0-*-amd64 with headers in apt (run apt-get update)"
-	[ -n "$v612" ] || die "no linux-image-6.12.*+deb12-amd64 with headers in apt (run apt-get update)"
-	printf '%s\n%s\n' "$v61" "$v612"
+	local name origins pattern origin v
+	declare -A names
+	while read -r name origins pattern; do
+		v=
+		for origin in ${origins//,/ }; do
+			[ -n "${names[$origin]+set}" ] || names[$origin]=$(apt_for "$origin" apt-cache pkgnames linux-)
+			v=$(echo "${names[$origin]}" | newest_abi "$pattern")
+			[ -z "$v" ] || break
+		done
+		[ -n "$v" ] || die "no $name kernel ($pattern) with image and headers in: $origins (host: run apt-get update)"
+		echo "$v"
+	done < <(series)
+}
+
+# Where a kernel's packages come from, found once and remembered.
+origin_of() {
+	local ver=$1 file=$cache_root/kernels/$1/origin o
+	if [ ! -f "$file" ]; then
+		for o in $(series | awk '{ print $2 }' | tr ',' '\n' | awk '!seen[$0]++'); do
+			if apt_for "$o" apt-cache show "linux-image-$ver" >/dev/null 2>&1; then
+				mkdir -p "$(dirname "$file")"
+				echo "$o" > "$file"
+				break
+			fi
+		done
+		[ -f "$file" ] || die "no linux-image-$ver in the apt origins of kernels.txt"
+	fi
+	cat "$file"
+}
+
+# A package and the packages of the same kernel it depends on (7.x splits the
+# image into -binary, -modules and -base; headers need -common and kbuild, and
+# name an image, which building does not need).
+kernel_packages() {
+	local origin=$1 pkg=$2
+	apt_for "$origin" apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "$pkg" | grep '^linux-.*[0-9]' |
+		{ if [ "${pkg#linux-image-}" = "$pkg" ]; then grep -v '^linux-image-'; else cat; fi; }
+}
+
+# Downloads those packages and extracts them all into DIR (made atomically);
+# prints what they depend on outside the kernel's own packages.
+fetch_into() {
+	local origin=$1 pkg=$2 dir=$3 tmp deb
+	echo "kernel-cache: fetching $pkg" >&2
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2046 # package names are words
+	(cd "$tmp" && apt_for "$origin" apt-get download -q -o APT::Sandbox::User=root $(kernel_packages "$origin" "$pkg") >&2) ||
+		die "apt-get download $pkg failed"
+	rm -rf "$dir" "$dir.tmp"
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$dir.tmp"
+	done
+	build_depends "$tmp"/*.deb
+	rm -rf "$tmp"
+	mv "$dir.tmp" "$dir"
 }
 
 # Modules the initramfs loads, in dependency order, to mount 9p over virtio.
@@ -68,32 +137,89 @@ build_initramfs() {
 	rm -rf "$stage"
 }
 
+# Serialises the steps that fill one kernel's cache directory.
+locked() {
+	local ver=$1
+	shift
+	mkdir -p "$cache_root/kernels/$ver"
+	(
+		flock 9
+		"$@"	# not in an && list, where set -e would not stop it
+	) 9>"$cache_root/kernels/$ver/lock"
+}
+
+# The image for the VM: root/ (the packages), vmlinuz (link to the kernel),
+# modules.dep and initramfs.  7.x packages are usr-merged: the modules and the
+# kernel are under usr/lib/modules, which root/lib then points to.
 prepare() {
-	local ver=$1 dir
-	[ -n "$ver" ] || die "prepare needs a kernel ABI name"
-	dir=$cache_root/kernels/$ver
-	if [ ! -f "$dir/root/boot/vmlinuz-$ver" ]; then
-		echo "kernel-cache: fetching linux-image-$ver" >&2
-		local tmp
-		tmp=$(mktemp -d)
-		(cd "$tmp" && apt-get download -q "linux-image-$ver" >&2) ||
-			die "apt-get download linux-image-$ver failed"
-		rm -rf "$dir/root"
-		mkdir -p "$dir"
-		dpkg-deb -x "$tmp"/linux-image-*.deb "$dir/root.tmp"
-		rm -rf "$tmp"
-		mv "$dir/root.tmp" "$dir/root"
+	local ver=$1 dir=$cache_root/kernels/$1 image
+	if [ ! -e "$dir/vmlinuz" ]; then
+		[ -d "$dir/root" ] || fetch_into "$(origin_of "$ver")" "linux-image-$ver" "$dir/root" >/dev/null
+		[ -e "$dir/root/lib" ] || ln -s usr/lib "$dir/root/lib"
+		for image in "boot/vmlinuz-$ver" "lib/modules/$ver/vmlinuz" ""; do
+			[ -z "$image" ] || [ ! -f "$dir/root/$image" ] || break
+		done
+		[ -n "$image" ] || die "no kernel image in the linux-image-$ver packages"
+		ln -sfn "root/$image" "$dir/vmlinuz"
 	fi
 	[ -f "$dir/root/lib/modules/$ver/modules.dep" ] || depmod -b "$dir/root" "$ver"
 	# Rebuilt when the init script changes.
 	if [ ! -f "$dir/initramfs.cpio.gz" ] || [ "$here/initramfs-init" -nt "$dir/initramfs.cpio.gz" ]; then
 		build_initramfs "$dir" "$ver"
 	fi
-	echo "$dir"
+}
+
+# The headers' Makefile names the trees by their installed paths (/usr/src/...);
+# point it at the extracted ones.  A kernel of a newer Debian also gets its
+# compiler and kbuild's libraries in that release's chroot.
+headers() {
+	local ver=$1 dir=$cache_root/kernels/$1/headers origin depends
+	origin=$(origin_of "$ver")
+	if [ ! -f "$dir/.rbln-ready" ]; then
+		depends=$(fetch_into "$origin" "linux-headers-$ver" "$dir")
+		echo "$depends" > "$dir/.rbln-depends"
+		sed -i "s|/usr/src/|$dir/usr/src/|g" "$dir/usr/src/linux-headers-$ver/Makefile"
+		touch "$dir/.rbln-ready"
+	fi
+	[ "$origin" = host ] || "$here/build-root.sh" satisfy "$origin" "$(cat "$dir/.rbln-depends")"
+}
+
+# What packages depend on outside the kernel's own packages, as one list.
+build_depends() {
+	local deb
+	for deb in "$@"; do
+		dpkg-deb -f "$deb" Depends | tr ',' '\n'
+	done | sed 's/^ *//' | grep -v -e '^linux-' -e '^$' | paste -sd, | sed 's/,/, /g'
+}
+
+run() {
+	local ver=$1 origin
+	shift
+	origin=$(origin_of "$ver")
+	if [ "$origin" = host ]; then
+		"$@"
+	else
+		"$here/build-root.sh" run "$origin" "$@"
+	fi
 }
 
 case "${1:-}" in
 list) list ;;
-prepare) prepare "${2:-}" ;;
-*) die "usage: kernel-cache.sh list | prepare VER" ;;
+prepare)
+	[ -n "${2:-}" ] || die "prepare needs a kernel ABI name"
+	locked "$2" prepare "$2"
+	echo "$cache_root/kernels/$2"
+	;;
+headers)
+	[ -n "${2:-}" ] || die "headers needs a kernel ABI name"
+	locked "$2" headers "$2"
+	echo "$cache_root/kernels/$2/headers/usr/src/linux-headers-$2"
+	;;
+run)
+	[ $# -ge 3 ] || die "usage: kernel-cache.sh run VER COMMAND..."
+	ver=$2
+	shift 2
+	run "$ver" "$@"
+	;;
+*) die "usage: kernel-cache.sh list | prepare VER | headers VER | run VER COMMAND..." ;;
 esac

@@ -60,7 +60,7 @@ panic_switches+=" sysctl.kernel.panic_on_rcu_stall=1"
 # guest still has several CPUs, so the driver's locking is exercised.
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single
 	-m "${RBLN_VM_MEM:-2048}" -smp "${RBLN_VM_CPUS:-2}"
-	-kernel "$kdir/root/boot/vmlinuz-$ver" -initrd "$kdir/initramfs.cpio.gz"
+	-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz"
 	-append "console=ttyS0 loglevel=5 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"

@@ -17,6 +17,7 @@
 
 #include "rbln/enumerate.hpp"
 #include "rbln_drm.h"
+#include "tested_kernels.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -68,7 +69,8 @@ json host_section()
 {
 	utsname u{};
 	uname(&u);
-	return {{"kernel", u.release}, {"arch", u.machine}, {"distro", os_release("PRETTY_NAME")}};
+	return {{"kernel", u.release}, {"arch", u.machine}, {"distro", os_release("PRETTY_NAME")},
+		{"tested_kernels", tested_kernels(u.release)}};
 }
 
 json module_section()
