@@ -106,38 +106,85 @@ TEST(CdiSpec, LoadErrorsNameTheFile)
 	EXPECT_THROW(load_spec((d.path / "missing.yaml").string()), std::runtime_error);
 }
 
-TEST(CdiValidate, EveryRuleNamesWhereAndWhat)
+// Each CDI rule both ways: a spec that keeps it and one that breaks it.  The
+// cases follow the spec's own examples and the reference implementation.
+TEST(CdiValidate, EveryRuleBothWays)
 {
 	const json good = make_spec({npu(0)}, NameStrategy::index);
+	auto node = [](json &s) -> json & { return s["devices"][0]["containerEdits"]["deviceNodes"][0]; };
 	struct Case {
 		const char *why;
 		std::function<void(json &)> edit;
-		const char *expect;
+		const char *expect;	// "" : valid
 	} cases[] = {
+		// versions
 		{"no version", [](json &s) { s.erase("cdiVersion"); }, "cdiVersion: missing"},
-		{"unknown version", [](json &s) { s["cdiVersion"] = "0.9.1"; }, "not a released CDI version"},
+		{"unknown version", [](json &s) { s["cdiVersion"] = "0.9.0"; }, "'0.9.0' is not a released CDI version"},
 		{"not semver", [](json &s) { s["cdiVersion"] = "v1"; }, "'v1' is not a released"},
-		{"too low for hostPath", [](json &s) { s["cdiVersion"] = "0.3.0"; }, "too low for the features used (needs 0.5.0)"},
+		{"version 1.0.0", [](json &s) { s["cdiVersion"] = "1.0.0"; }, ""},
+		{"version 1.1.0", [](json &s) { s["cdiVersion"] = "1.1.0"; }, ""},
+		{"version 1.2.0", [](json &s) { s["cdiVersion"] = "1.2.0"; }, "not a released"},
+		{"0.2.0 is below the earliest", [](json &s) { s["cdiVersion"] = "0.2.0"; s["devices"][0]["name"] = "a"; s["devices"][0]["containerEdits"] = {{"env", {"A=1"}}}; s["devices"].erase(1); }, "needs 0.3.0"},
+		{"0.3.0 without newer features", [](json &s) { s["cdiVersion"] = "0.3.0"; s["devices"] = {{{"name", "npu"}, {"containerEdits", {{"env", {"A=1"}}}}}}; }, ""},
+		{"0.3.0 with hostPath", [](json &s) { s["cdiVersion"] = "0.3.0"; s["devices"][0]["name"] = "a"; s["devices"].erase(1); }, "needs 0.5.0"},
+		{"0.4.0 with a digit-first name", [](json &s) { s["cdiVersion"] = "0.4.0"; s["devices"] = {{{"name", "0"}, {"containerEdits", {{"env", {"A=1"}}}}}}; }, "needs 0.5.0"},
+		{"0.3.0 with a mount type", [](json &s) { s["cdiVersion"] = "0.3.0"; s["devices"] = {{{"name", "a"}, {"containerEdits", {{"mounts", {{{"hostPath", "tmpfs"}, {"containerPath", "/t"}, {"type", "tmpfs"}}}}}}}}; }, "needs 0.4.0"},
+		{"0.5.0 with annotations", [](json &s) { s["annotations"] = {{"a", "b"}}; }, "needs 0.6.0"},
+		{"0.6.0 with annotations", [](json &s) { s["cdiVersion"] = "0.6.0"; s["devices"][0]["annotations"] = {{"example.com/x", "y"}}; }, ""},
+		{"0.5.0 with a dot in the class", [](json &s) { s["kind"] = "rebellions.ai/npu.v2"; }, "needs 0.6.0"},
+		{"0.6.0 with a dot in the class", [](json &s) { s["kind"] = "rebellions.ai/npu.v2"; s["cdiVersion"] = "0.6.0"; }, ""},
+		{"0.6.0 with additionalGids", [](json &s) { s["cdiVersion"] = "0.6.0"; s["containerEdits"]["additionalGids"] = {5}; }, "needs 0.7.0"},
+		{"0.7.0 with intelRdt", [](json &s) { s["cdiVersion"] = "0.7.0"; s["containerEdits"]["intelRdt"] = {{"closID", "g1"}}; }, ""},
+		{"1.0.0 with netDevices", [](json &s) { s["cdiVersion"] = "1.0.0"; s["containerEdits"]["netDevices"] = {{{"hostInterfaceName", "eth1"}, {"name", "net1"}}}; }, "needs 1.1.0"},
+		{"1.1.0 with netDevices", [](json &s) { s["cdiVersion"] = "1.1.0"; s["containerEdits"]["netDevices"] = {{{"hostInterfaceName", "eth1"}, {"name", "net1"}}}; }, ""},
+		{"1.0.0 with enableMonitoring", [](json &s) { s["cdiVersion"] = "1.0.0"; s["containerEdits"]["intelRdt"] = {{"enableMonitoring", true}}; }, "needs 1.1.0"},
+		// kind
 		{"kind without class", [](json &s) { s["kind"] = "rebellions.ai"; }, "kind: 'rebellions.ai' is not VENDOR/CLASS"},
-		{"kind bad vendor", [](json &s) { s["kind"] = "Rebellions_AI/npu"; }, "is not VENDOR/CLASS"},
-		{"kind two slashes", [](json &s) { s["kind"] = "a.b/c/d"; }, "is not VENDOR/CLASS"},
+		{"class starting with a digit", [](json &s) { s["kind"] = "rebellions.ai/0npu"; }, "class '0npu' must start with a letter"},
+		{"vendor starting with a digit", [](json &s) { s["kind"] = "9rebellions.ai/npu"; }, "vendor '9rebellions.ai' must start with a letter"},
+		{"vendor in capitals", [](json &s) { s["kind"] = "Rebellions.AI/npu"; }, ""},
+		{"vendor with underscore", [](json &s) { s["kind"] = "rebellions_ai/npu"; }, ""},
+		{"vendor ending with a dot", [](json &s) { s["kind"] = "rebellions./npu"; }, "must end with a letter or digit"},
+		{"two slashes", [](json &s) { s["kind"] = "a.b/c/d"; }, "class 'c/d' has '/'"},
+		// fields
 		{"unknown field", [](json &s) { s["vendor"] = "x"; }, "vendor: unknown field"},
-		{"no devices", [](json &s) { s["devices"] = json::array(); }, "devices: must be a non-empty list"},
-		{"bad name", [](json &s) { s["devices"][0]["name"] = "-0"; }, "devices[0].name: '-0' must start"},
-		{"duplicate name", [](json &s) { s["devices"][1]["name"] = "0"; }, "devices[1].name: '0' is defined twice"},
 		{"device unknown field", [](json &s) { s["devices"][0]["path"] = "/dev/x"; }, "devices[0].path: unknown field"},
-		{"relative node", [](json &s) { s["devices"][0]["containerEdits"]["deviceNodes"][0]["path"] = "dev/x"; },
-		 "deviceNodes[0].path: 'dev/x' must be an absolute path"},
-		{"bad permissions", [](json &s) { s["devices"][0]["containerEdits"]["deviceNodes"][0]["permissions"] = "rx"; },
-		 "'rx' must be one or more of r, w, m"},
-		{"bad type", [](json &s) { s["devices"][0]["containerEdits"]["deviceNodes"][0]["type"] = "x"; }, "not a device type"},
-		{"major not a number", [](json &s) { s["devices"][0]["containerEdits"]["deviceNodes"][0]["major"] = "1"; },
-		 "major: must be an integer"},
+		{"no devices", [](json &s) { s["devices"] = json::array(); }, "devices: must be a non-empty list"},
+		// device names
+		{"name with a colon", [](json &s) { s["devices"][0]["name"] = "npu:0"; }, ""},
+		{"name ending in a colon", [](json &s) { s["devices"][0]["name"] = "npu:"; }, "'npu:' must start and end"},
+		{"name starting with '-'", [](json &s) { s["devices"][0]["name"] = "-0"; }, "devices[0].name: '-0' must start"},
+		{"name with '/'", [](json &s) { s["devices"][0]["name"] = "a/b"; }, "has '/'"},
+		{"duplicate name", [](json &s) { s["devices"][1]["name"] = "0"; }, "devices[1].name: '0' is defined twice"},
+		// edits
+		{"missing containerEdits", [](json &s) { s["devices"][0].erase("containerEdits"); }, "devices[0].containerEdits: missing"},
+		{"empty containerEdits", [](json &s) { s["devices"][0]["containerEdits"] = json::object(); }, "devices[0].containerEdits: empty"},
+		{"only empty lists", [](json &s) { s["devices"][0]["containerEdits"] = {{"env", json::array()}}; }, "devices[0].containerEdits: empty"},
+		{"empty permissions", [&](json &s) { node(s)["permissions"] = ""; }, ""},
+		{"bad permissions", [&](json &s) { node(s)["permissions"] = "rx"; }, "'rx' may hold only r, w, m"},
+		{"type c", [&](json &s) { node(s)["type"] = "c"; }, ""},
+		{"bad type", [&](json &s) { node(s)["type"] = "x"; }, "not a device type"},
+		{"empty node path", [&](json &s) { node(s)["path"] = ""; }, "deviceNodes[0].path: must not be empty"},
+		{"major not a number", [&](json &s) { node(s)["major"] = "1"; }, "major: must be an integer"},
+		{"minor -1", [&](json &s) { node(s)["minor"] = -1; }, "minor: -1 is out of range"},
+		{"minor 5", [&](json &s) { node(s)["minor"] = 5; }, ""},
+		{"uid -1", [&](json &s) { node(s)["uid"] = -1; }, "uid: -1 is out of range"},
 		{"env without =", [](json &s) { s["containerEdits"]["env"] = {"FOO"}; }, "containerEdits.env[0]: must be NAME=VALUE"},
-		{"unknown hook", [](json &s) { s["containerEdits"]["hooks"] = {{{"hookName", "later"}, {"path", "/bin/true"}}}; },
-		 "hookName: 'later' is not an OCI hook"},
-		{"mount without target", [](json &s) { s["containerEdits"]["mounts"] = {{{"hostPath", "/x"}}}; },
-		 "mounts[0].containerPath: missing"},
+		{"env =x", [](json &s) { s["containerEdits"]["env"] = {"=x"}; }, "containerEdits.env[0]: must be NAME=VALUE"},
+		{"env A=", [](json &s) { s["containerEdits"]["env"] = {"A="}; }, ""},
+		{"createContainer hook", [](json &s) { s["containerEdits"]["hooks"] = {{{"hookName", "createContainer"}, {"path", "/usr/bin/rbln-ctk"}, {"args", {"rbln-ctk", "hook"}}}}; }, ""},
+		{"unknown hook", [](json &s) { s["containerEdits"]["hooks"] = {{{"hookName", "later"}, {"path", "/bin/true"}}}; }, "hookName: 'later' is not an OCI hook"},
+		{"hook without path", [](json &s) { s["containerEdits"]["hooks"] = {{{"hookName", "poststop"}}}; }, "hooks[0].path: missing"},
+		{"tmpfs mount", [](json &s) { s["containerEdits"]["mounts"] = {{{"hostPath", "tmpfs"}, {"containerPath", "/scratch"}, {"type", "tmpfs"}, {"options", {"size=1m"}}}}; }, ""},
+		{"mount without target", [](json &s) { s["containerEdits"]["mounts"] = {{{"hostPath", "/x"}}}; }, "mounts[0].containerPath: missing"},
+		{"mount options not strings", [](json &s) { s["containerEdits"]["mounts"] = {{{"hostPath", "/x"}, {"containerPath", "/x"}, {"options", {1}}}}; }, "options[0]: must be a string"},
+		{"bad closID", [](json &s) { s["cdiVersion"] = "0.7.0"; s["containerEdits"]["intelRdt"] = {{"closID", ".."}}; }, "closID: '..' is not a valid"},
+		{"netDevice without name", [](json &s) { s["cdiVersion"] = "1.1.0"; s["containerEdits"]["netDevices"] = {{{"hostInterfaceName", "eth1"}}}; }, "netDevices[0].name: missing"},
+		{"negative gid", [](json &s) { s["cdiVersion"] = "0.7.0"; s["containerEdits"]["additionalGids"] = {-1}; }, "additionalGids[0]: must be a group id"},
+		// annotations
+		{"annotation with prefix", [](json &s) { s["cdiVersion"] = "0.6.0"; s["annotations"] = {{"rebellions.ai/driver", "1.0"}}; }, ""},
+		{"bad annotation key", [](json &s) { s["cdiVersion"] = "0.6.0"; s["annotations"] = {{"-bad", "x"}}; }, "annotations.-bad: not a valid key"},
+		{"annotation not a string", [](json &s) { s["cdiVersion"] = "0.6.0"; s["annotations"] = {{"a", 1}}; }, "annotations.a: must be a string"},
 	};
 	for (auto &c : cases) {
 		json spec = good;
@@ -146,8 +193,32 @@ TEST(CdiValidate, EveryRuleNamesWhereAndWhat)
 		std::string all;
 		for (auto &p : problems)
 			all += p + "\n";
-		EXPECT_NE(all.find(c.expect), std::string::npos) << c.why << ": got\n" << all;
+		if (!*c.expect)
+			EXPECT_TRUE(problems.empty()) << c.why << ": should be valid, got\n" << all;
+		else
+			EXPECT_NE(all.find(c.expect), std::string::npos) << c.why << ": got\n" << all;
 	}
+}
+
+// The duplicate-key rule is in the reader: YAML forbids them, and so does
+// CDI's strict parser.
+TEST(CdiValidate, DuplicateKeysAreRefused)
+{
+	TempDir d;
+	const std::string body = "cdiVersion: \"0.5.0\"\nkind: rebellions.ai/npu\n"
+				 "devices:\n- name: \"0\"\n  containerEdits:\n    env: [A=1]\n";
+	EXPECT_TRUE(validate_spec(load_spec(d.file("ok.yaml", body)), false).empty());
+	try {
+		load_spec(d.file("dup.yaml", body + "kind: other.com/x\n"));
+		FAIL() << "duplicate kind accepted";
+	} catch (const std::runtime_error &e) {
+		EXPECT_NE(std::string(e.what()).find("dup.yaml:7:1: not valid YAML or JSON: duplicate key 'kind'"),
+			  std::string::npos) << e.what();
+	}
+	EXPECT_THROW(load_spec(d.file("dup.json", R"({"kind": "a/b", "kind": "c/d"})")), std::runtime_error);
+	// YAML's booleans are read as booleans, whatever their spelling.
+	auto spec = load_spec(d.file("b.yaml", "cdiVersion: 1.1.0\ncontainerEdits:\n  intelRdt:\n    enableMonitoring: True\n"));
+	EXPECT_EQ(spec["containerEdits"]["intelRdt"]["enableMonitoring"], true);
 }
 
 TEST(CdiValidate, HostCheckWantsCharacterDevices)

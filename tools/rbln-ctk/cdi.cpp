@@ -37,31 +37,6 @@ json device(const std::string &name, const std::vector<NpuInfo> &npus)
 	return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}}}};
 }
 
-// Semantic version "0.5.0" as a comparable number.
-int version_number(const std::string &v)
-{
-	static const std::regex semver(R"(^(\d+)\.(\d+)\.(\d+)$)");
-	std::smatch m;
-	if (!std::regex_match(v, m, semver))
-		return -1;
-	return std::stoi(m[1]) * 10000 + std::stoi(m[2]) * 100 + std::stoi(m[3]);
-}
-
-bool uses_host_path(const json &edits)
-{
-	if (!edits.is_object() || !edits.contains("deviceNodes") || !edits["deviceNodes"].is_array())
-		return false;
-	for (const auto &n : edits["deviceNodes"])
-		if (n.is_object() && n.contains("hostPath"))
-			return true;
-	return false;
-}
-
-bool uses_key(const json &edits, const char *key)
-{
-	return edits.is_object() && edits.contains(key);
-}
-
 // Strings that YAML would read back as another type are quoted ("0", "true").
 void emit(YAML::Emitter &out, const json &j)
 {
@@ -112,12 +87,15 @@ json from_yaml_node(const YAML::Node &n, const std::string &key)
 {
 	static const std::set<std::string> integers = {"major", "minor", "fileMode", "uid", "gid",
 						       "timeout", "additionalGids"};
-	static const std::set<std::string> booleans = {"enableCMT", "enableMBM"};
+	static const std::set<std::string> booleans = {"enableCMT", "enableMBM", "enableMonitoring"};
 	switch (n.Type()) {
 	case YAML::NodeType::Map: {
 		json o = json::object();
 		for (const auto &kv : n) {
 			std::string k = kv.first.as<std::string>();
+			// YAML forbids duplicate keys, and CDI's strict parser refuses them.
+			if (o.contains(k))
+				throw YAML::Exception(kv.first.Mark(), fmt::format("duplicate key '{}'", k));
 			o[k] = from_yaml_node(kv.second, k);
 		}
 		return o;
@@ -133,159 +111,15 @@ json from_yaml_node(const YAML::Node &n, const std::string &key)
 		static const std::regex integer(R"(^-?(0|[1-9][0-9]{0,17}|0[0-7]+|0x[0-9a-fA-F]+)$)");
 		if (n.Tag() != "!" && integers.contains(key) && std::regex_match(s, integer))
 			return std::stoll(s, nullptr, 0);
-		if (n.Tag() != "!" && booleans.contains(key) && (s == "true" || s == "false"))
-			return s == "true";
+		static const std::regex boolean(R"(^(true|True|TRUE|false|False|FALSE)$)");
+		if (n.Tag() != "!" && booleans.contains(key) && std::regex_match(s, boolean))
+			return s[0] == 't' || s[0] == 'T';
 		return s;
 	}
 	default:
 		return nullptr;
 	}
 }
-
-class Checker {
-public:
-	explicit Checker(bool check_host) : check_host_(check_host) {}
-	std::vector<std::string> problems;
-
-	void fail(const std::string &where, const std::string &what)
-	{
-		problems.push_back(fmt::format("{}: {}", where, what));
-	}
-
-	void only_keys(const json &obj, const std::string &where, std::initializer_list<const char *> keys)
-	{
-		for (const auto &[k, v] : obj.items())
-			if (std::none_of(keys.begin(), keys.end(), [&](const char *a) { return k == a; }))
-				fail(where.empty() ? k : where + "." + k,
-				     fmt::format("unknown field (valid here: {})", fmt::join(keys, ", ")));
-	}
-
-	bool string_field(const json &obj, const char *key, const std::string &where, bool required)
-	{
-		if (!obj.contains(key)) {
-			if (required)
-				fail(where + "." + key, "missing (required)");
-			return false;
-		}
-		if (!obj[key].is_string()) {
-			fail(where + "." + key, "must be a string");
-			return false;
-		}
-		return true;
-	}
-
-	void absolute_path(const json &obj, const char *key, const std::string &where, bool required)
-	{
-		if (string_field(obj, key, where, required) && !obj[key].get<std::string>().starts_with("/"))
-			fail(where + "." + key, fmt::format("'{}' must be an absolute path",
-							    obj[key].get<std::string>()));
-	}
-
-	// Calls @check(element, "where.key[i]") for each object in list @key of @e.
-	template <typename Check>
-	void each_object(const json &e, const char *key, const std::string &where, Check check)
-	{
-		if (!e.contains(key))
-			return;
-		std::string list = where + "." + key;
-		if (!e[key].is_array())
-			return fail(list, "must be a list");
-		for (size_t i = 0; i < e[key].size(); i++) {
-			std::string w = fmt::format("{}[{}]", list, i);
-			if (e[key][i].is_object())
-				check(e[key][i], w);
-			else
-				fail(w, "must be an object");
-		}
-	}
-
-	void device_node(const json &n, const std::string &where)
-	{
-		only_keys(n, where, {"path", "hostPath", "type", "major", "minor", "fileMode",
-				     "permissions", "uid", "gid"});
-		absolute_path(n, "path", where, true);
-		absolute_path(n, "hostPath", where, false);
-		if (string_field(n, "type", where, false) &&
-		    !std::set<std::string>{"c", "b", "u", "p"}.contains(n["type"].get<std::string>()))
-			fail(where + ".type", fmt::format("'{}' is not a device type (c, b, u or p)",
-							  n["type"].get<std::string>()));
-		if (string_field(n, "permissions", where, false)) {
-			const auto p = n["permissions"].get<std::string>();
-			if (p.empty() || p.find_first_not_of("rwm") != std::string::npos)
-				fail(where + ".permissions",
-				     fmt::format("'{}' must be one or more of r, w, m", p));
-		}
-		for (const char *k : {"major", "minor", "fileMode", "uid", "gid"})
-			if (n.contains(k) && !n[k].is_number_integer())
-				fail(where + "." + k, "must be an integer");
-		if (check_host_ && n.contains("path") && n["path"].is_string()) {
-			std::string host = n.contains("hostPath") && n["hostPath"].is_string()
-						   ? n["hostPath"].get<std::string>() : n["path"].get<std::string>();
-			struct stat st{};
-			if (::stat(host.c_str(), &st) != 0)
-				fail(where, fmt::format("host device {} does not exist ({})", host,
-							std::strerror(errno)));
-			else if (!S_ISCHR(st.st_mode))
-				fail(where, fmt::format("host path {} is not a character device", host));
-		}
-	}
-
-	void edits(const json &e, const std::string &where)
-	{
-		if (!e.is_object())
-			return fail(where, "must be an object");
-		only_keys(e, where, {"env", "deviceNodes", "mounts", "hooks", "additionalGids", "intelRdt"});
-		if (e.contains("env")) {
-			if (!e["env"].is_array())
-				fail(where + ".env", "must be a list of NAME=VALUE strings");
-			else
-				for (size_t i = 0; i < e["env"].size(); i++) {
-					const auto &v = e["env"][i];
-					if (!v.is_string() || v.get<std::string>().find('=') == std::string::npos ||
-					    v.get<std::string>().starts_with("="))
-						fail(fmt::format("{}.env[{}]", where, i), "must be NAME=VALUE");
-				}
-		}
-		each_object(e, "deviceNodes", where, [&](const json &n, const std::string &w) {
-			device_node(n, w);
-		});
-		each_object(e, "mounts", where, [&](const json &m, const std::string &w) {
-			only_keys(m, w, {"hostPath", "containerPath", "type", "options"});
-			absolute_path(m, "hostPath", w, true);
-			absolute_path(m, "containerPath", w, true);
-		});
-		each_object(e, "hooks", where, [&](const json &h, const std::string &w) {
-			static const std::set<std::string> names = {"prestart", "createRuntime", "createContainer",
-								    "startContainer", "poststart", "poststop"};
-			only_keys(h, w, {"hookName", "path", "args", "env", "timeout"});
-			if (string_field(h, "hookName", w, true) && !names.contains(h["hookName"].get<std::string>()))
-				fail(w + ".hookName", fmt::format("'{}' is not an OCI hook",
-								  h["hookName"].get<std::string>()));
-			absolute_path(h, "path", w, true);
-		});
-	}
-
-private:
-	bool check_host_;
-};
-
-bool valid_dns_subdomain(const std::string &s)
-{
-	static const std::regex label(R"(^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$)");
-	if (s.empty() || s.size() > 253)
-		return false;
-	size_t pos = 0;
-	while (true) {
-		size_t dot = s.find('.', pos);
-		if (!std::regex_match(s.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos), label))
-			return false;
-		if (dot == std::string::npos)
-			return true;
-		pos = dot + 1;
-	}
-}
-
-const std::regex kNamePattern(R"(^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$)");
 
 } // namespace
 
@@ -303,41 +137,6 @@ json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names)
 	json spec = {{"kind", kCdiKind}, {"devices", devices}};
 	spec["cdiVersion"] = required_cdi_version(spec);
 	return spec;
-}
-
-std::string required_cdi_version(const json &spec)
-{
-	std::string v = "0.3.0";
-	auto at_least = [&](const char *w) { if (version_number(w) > version_number(v)) v = w; };
-	const json none = json::object();
-	const json &global = spec.contains("containerEdits") ? spec["containerEdits"] : none;
-	std::vector<const json *> all_edits = {&global};
-	if (spec.contains("devices") && spec["devices"].is_array())
-		for (const auto &d : spec["devices"]) {
-			if (d.is_object() && d.contains("containerEdits"))
-				all_edits.push_back(&d["containerEdits"]);
-			if (d.is_object() && d.contains("annotations"))
-				at_least("0.6.0");
-		}
-	for (const json *e : all_edits) {
-		if (e->is_object() && e->contains("mounts") && (*e)["mounts"].is_array())
-			for (const auto &m : (*e)["mounts"])
-				if (m.is_object() && m.contains("type"))
-					at_least("0.4.0");
-		if (uses_host_path(*e))
-			at_least("0.5.0");
-		if (uses_key(*e, "additionalGids") || uses_key(*e, "intelRdt"))
-			at_least("0.7.0");
-	}
-	if (spec.contains("annotations"))
-		at_least("0.6.0");
-	if (spec.contains("kind") && spec["kind"].is_string()) {
-		std::string kind = spec["kind"];
-		size_t slash = kind.find('/');
-		if (slash != std::string::npos && kind.find('.', slash) != std::string::npos)
-			at_least("0.6.0");
-	}
-	return v;
 }
 
 std::string spec_to_yaml(const json &spec)
@@ -362,66 +161,6 @@ json load_spec(const std::string &path)
 		throw std::runtime_error(fmt::format("{}:{}:{}: not valid YAML or JSON: {}", path,
 						     e.mark.line + 1, e.mark.column + 1, e.msg));
 	}
-}
-
-std::vector<std::string> validate_spec(const json &spec, bool check_host)
-{
-	Checker c(check_host);
-	if (!spec.is_object()) {
-		c.fail("spec", "must be a mapping with cdiVersion, kind and devices");
-		return c.problems;
-	}
-	c.only_keys(spec, "", {"cdiVersion", "kind", "annotations", "devices", "containerEdits"});
-
-	if (c.string_field(spec, "cdiVersion", "spec", true)) {
-		std::string v = spec["cdiVersion"];
-		int n = version_number(v);
-		if (n < version_number("0.3.0") || n > version_number("0.8.0"))
-			c.fail("cdiVersion", fmt::format("'{}' is not a released CDI version (0.3.0 .. 0.8.0)", v));
-		else if (n < version_number(required_cdi_version(spec)))
-			c.fail("cdiVersion", fmt::format("'{}' is too low for the features used (needs {})", v,
-							 required_cdi_version(spec)));
-	}
-
-	if (c.string_field(spec, "kind", "spec", true)) {
-		std::string kind = spec["kind"];
-		size_t slash = kind.find('/');
-		static const std::regex name(R"(^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$)");
-		if (slash == std::string::npos || !valid_dns_subdomain(kind.substr(0, slash)) ||
-		    !std::regex_match(kind.substr(slash + 1), name))
-			c.fail("kind", fmt::format("'{}' is not VENDOR/CLASS (a DNS subdomain, '/', then a name "
-						   "of letters, digits, '-', '_', '.', e.g. rebellions.ai/npu)",
-						   kind));
-	}
-
-	if (spec.contains("containerEdits"))
-		c.edits(spec["containerEdits"], "containerEdits");
-
-	if (!spec.contains("devices") || !spec["devices"].is_array() || spec["devices"].empty()) {
-		c.fail("devices", "must be a non-empty list");
-		return c.problems;
-	}
-	std::set<std::string> seen;
-	for (size_t i = 0; i < spec["devices"].size(); i++) {
-		const auto &d = spec["devices"][i];
-		std::string where = fmt::format("devices[{}]", i);
-		if (!d.is_object()) {
-			c.fail(where, "must be an object");
-			continue;
-		}
-		c.only_keys(d, where, {"name", "annotations", "containerEdits"});
-		if (c.string_field(d, "name", where, true)) {
-			std::string name = d["name"];
-			if (!std::regex_match(name, kNamePattern))
-				c.fail(where + ".name", fmt::format("'{}' must start and end with a letter or digit "
-								    "and hold only letters, digits, '-', '_', '.'", name));
-			else if (!seen.insert(name).second)
-				c.fail(where + ".name", fmt::format("'{}' is defined twice", name));
-		}
-		if (d.contains("containerEdits"))
-			c.edits(d["containerEdits"], where + ".containerEdits");
-	}
-	return c.problems;
 }
 
 std::vector<std::string> cdi_spec_dirs()

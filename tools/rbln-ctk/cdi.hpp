@@ -40,7 +40,7 @@ std::string spec_to_json(const json &spec);
 // and where it does not parse.
 json load_spec(const std::string &path);
 
-// Every way @spec breaks the CDI rules, one line each ("devices[1].name:
+// Every way @spec breaks the CDI rules (cdi_validate.cpp), one line each ("devices[1].name:
 // ..."); empty when valid.  With @check_host, device nodes must exist on this
 // host as character devices.
 std::vector<std::string> validate_spec(const json &spec, bool check_host);
