@@ -4,10 +4,10 @@
 # the examples here must be judged the same way by it and by
 # `rbln-ctk cdi validate`.  The Go program is built offline from
 # /usr/share/gocode (GOPATH mode, no module proxy).
-#   check.sh BUILD_DIR CDI_SAMPLES RBLN_CTK
+#   check.sh BUILD_DIR CDI_SAMPLES RBLN_CTK LIBRBLN_DEVMGR RBLN_SMI
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$1/cdi-go samples=$2 ctk=$3
+out=$1/cdi-go samples=$2 ctk=$3 lib_so=$4 smi=$5
 lib=/usr/share/gocode/src/github.com/container-orchestrated-devices/container-device-interface
 if ! command -v go >/dev/null || [ ! -d "$lib" ]; then
 	echo "cdi-go: needs golang-go and golang-github-container-orchestrated-devices-container-device-interface-dev (make deps)"
@@ -17,7 +17,7 @@ mkdir -p "$out"
 GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOPROXY=off GOCACHE=$out/cache \
 	go build -o "$out/cdi_check" "$here/cdi_check.go"
 
-rm -rf "$out/generated" && "$samples" "$out/generated"
+rm -rf "$out/generated" && "$samples" "$out/generated" "$lib_so" "$smi" "$ctk"
 fail=0
 "$out/cdi_check" "$out"/generated/* || { echo "cdi-go: FAILED: the Go library rejects a spec we generate"; fail=1; }
 for f in "$here"/accepted/*.yaml; do

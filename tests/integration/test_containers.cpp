@@ -87,14 +87,15 @@ protected:
 	}
 
 	// Runs @c through the shim; output of the runtime and the container.
-	static Outcome run(const json &c)
+	// @env: more VAR=value words for the shim.
+	static Outcome run(const json &c, const std::string &env = "")
 	{
 		{
 			std::ofstream out(base_ + "/config.json");
 			out << c.dump(2);
 		}
 		std::string id = "rbln-test-" + std::to_string(next_id_++);
-		auto r = run_shell("RBLN_CTK_CONFIG=" + base_ + "/ctk.yaml " + ctk_dir_ +
+		auto r = run_shell(env + " RBLN_CTK_CONFIG=" + base_ + "/ctk.yaml " + ctk_dir_ +
 				   "/rbln-container-runtime --root " + base_ + "/state run --bundle " +
 				   base_ + " " + id + " 2>&1");
 		std::ifstream in(base_ + "/config.json");
@@ -242,6 +243,54 @@ TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
 	EXPECT_NE(r.exit, 0);
 	EXPECT_NE(r.out.find("rebellions.ai/npu=9 is not in any spec"), std::string::npos) << r.out;
 	fs::remove("/var/run/cdi/rbln.yaml");
+}
+
+// A bare image (busybox and glibc, no rbln files, no host /usr) given NPU 1
+// through CDI: the spec's mounts bring rbln-smi, librbln_devmgr.so.0 and
+// their libraries, and its createContainer hook (rbln-ctk hook
+// update-ldcache) lets the loader find them.
+TEST_F(Containers, BareImageGetsTheLibraryAndRblnSmi)
+{
+	const fs::path bare = fs::path(base_) / "bare";
+	for (const char *d : {"bin", "dev", "proc", "sys", "tmp", "lib/x86_64-linux-gnu", "lib64"})
+		fs::create_directories(bare / d);
+	fs::copy_file("/bin/busybox", bare / "bin/busybox", fs::copy_options::overwrite_existing);
+	fs::create_symlink("busybox", bare / "bin/sh");
+	for (const char *lib : {"libc.so.6", "libm.so.6"})
+		fs::copy_file(fs::canonical(fs::path("/lib/x86_64-linux-gnu") / lib), bare / "lib/x86_64-linux-gnu" / lib);
+	fs::copy_file(fs::canonical("/lib64/ld-linux-x86-64.so.2"), bare / "lib64/ld-linux-x86-64.so.2");
+
+	const std::string cdi_dir = base_ + "/cdi";
+	const std::string build = env_or("RBLN_BUILD", top_ + "/build") + "/cmake";
+	auto gen = run_shell(ctk_dir_ + "/rbln-ctk cdi generate --output " + cdi_dir + "/rbln.yaml --library " +
+			     build + "/libdevmgr/librbln_devmgr.so.0 --smi " + smi_ + " 2>&1");
+	ASSERT_EQ(gen.exit, 0) << gen.out;
+	EXPECT_EQ(gen.out.find("warning"), std::string::npos) << gen.out;
+	auto val = run_shell(ctk_dir_ + "/rbln-ctk cdi validate " + cdi_dir + "/rbln.yaml 2>&1");
+	EXPECT_EQ(val.exit, 0) << val.out;
+
+	json c = base_config("ls /dev | grep '^rbln' | tr '\\n' ' '; echo '|'; "
+			     "/usr/bin/rbln-smi --query npu,uuid --format csv,noheader; echo smi=$?; "
+			     "/usr/bin/rbln-smi selftest; echo selftest=$?; /probe; echo probe=$?; "
+			     "ls /usr/lib/x86_64-linux-gnu/librbln_devmgr.so.0 /etc/ld.so.cache");
+	c["root"]["path"] = bare.string();
+	for (int i = 0; i < 2; i++)	// no host /usr, no tree: the last two mounts
+		c["mounts"].erase(c["mounts"].size() - 1);
+	c["mounts"].push_back({{"destination", "/probe"}, {"source", build + "/tests/integration/devmgr_probe"},
+			       {"type", "bind"}, {"options", {"bind", "ro"}}});
+	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=1";
+	Outcome r = run(c, "RBLN_CDI_SPEC_DIRS=" + cdi_dir);
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("rbln0"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("0, " + uuid_of(0)), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("selftest=0"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("devmgr: NPU 1 " + uuid_of(1) + " opened"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("probe=0"), std::string::npos) << r.out;
+	// The hook is in the container's config, from the spec.
+	EXPECT_EQ(r.config["hooks"]["createContainer"][0]["args"][2], "update-ldcache") << r.config.dump();
 }
 
 } // namespace

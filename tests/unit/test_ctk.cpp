@@ -284,7 +284,7 @@ TEST(CdiLookup, DeviceEditsComeFromTheSpecOnDisk)
 	json config = json::object();
 	oci_apply_cdi_edits(config, edits["device"], "rebellions.ai/npu=1");
 	EXPECT_EQ(config["linux"]["devices"].size(), 2u);
-	EXPECT_THROW(oci_apply_cdi_edits(config, {{"hooks", json::array()}}, "x"), Error);
+	EXPECT_THROW(oci_apply_cdi_edits(config, {{"intelRdt", json::object()}}, "x"), Error);
 	::unsetenv("RBLN_CDI_SPEC_DIRS");
 }
 

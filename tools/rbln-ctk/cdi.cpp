@@ -123,7 +123,7 @@ json from_yaml_node(const YAML::Node &n, const std::string &key)
 
 } // namespace
 
-json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names)
+json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names, const json &common)
 {
 	json devices = json::array();
 	for (const auto &n : npus) {
@@ -135,6 +135,8 @@ json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names)
 	if (!npus.empty())
 		devices.push_back(device("all", npus));
 	json spec = {{"kind", kCdiKind}, {"devices", devices}};
+	if (!common.empty())
+		spec["containerEdits"] = common;
 	spec["cdiVersion"] = required_cdi_version(spec);
 	return spec;
 }

@@ -26,9 +26,10 @@ std::vector<std::string> cdi_spec_files(const std::vector<std::string> &dirs);
 enum class NameStrategy { index, uuid, both };
 
 // One device per NPU (npu=N and/or npu=<uuid>) and npu=all.  Each carries the
-// NPU's node and /dev/rblnN pointing at it.  cdiVersion is the lowest the
-// spec's features need.
-json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names);
+// NPU's node and /dev/rblnN pointing at it; @common are the edits every
+// device gets (the library and tool injection).  cdiVersion is the lowest
+// the spec's features need.
+json make_spec(const std::vector<NpuInfo> &npus, NameStrategy names, const json &common = json::object());
 
 // The lowest CDI version whose features @spec uses.
 std::string required_cdi_version(const json &spec);

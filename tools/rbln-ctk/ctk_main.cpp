@@ -6,10 +6,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -20,6 +23,8 @@
 #include <rbln/enumerate.hpp>
 
 #include "cdi.hpp"
+#include "injection.hpp"
+#include "ldcache_hook.hpp"
 #include "nfd.hpp"
 #include "runtime_config.hpp"
 #include "toolkit_config.hpp"
@@ -43,10 +48,17 @@ Commands:
       --output PATH                  (default /var/run/cdi/rbln.yaml, .json for json)
       --device-name-strategy index|uuid|both   (default both)
       --dry-run                      print the spec instead of writing it
+      --library PATH                 librbln_devmgr.so.0 to give containers (default:
+                                     the installed one, else the loader's)
+      --smi PATH                     rbln-smi to give containers (default: installed, else PATH)
+      --no-inject                    device nodes only: no library, tool or ldcache hook
   cdi list        the CDI device names found in /etc/cdi and /var/run/cdi
   cdi validate [FILE]   check a spec against the CDI rules (default: the spec
                  generate writes); one line per problem
       --no-host-check                do not require the device nodes to exist here
+  hook update-ldcache [--folder DIR]...
+                  createContainer hook of the spec: ldconfig in the container's
+                  root (reads the OCI state on stdin)
   runtime configure --runtime containerd|crio|docker|podman
                   register rbln-container-runtime and enable CDI (drop-in files
                   where the engine has them); shows the diff, backs up files
@@ -141,10 +153,17 @@ int cdi_generate(Args &a)
 		throw UsageError(fmt::format("--device-name-strategy '{}' is not index, uuid or both", strategy));
 	std::string output = a.value("--output").value_or(format == "json" ? "/var/run/cdi/rbln.json"
 									  : kDefaultSpecPath);
+	InjectionOptions inject{a.value("--library").value_or(""), a.value("--smi").value_or(""), ""};
+	bool no_inject = a.flag("--no-inject");
 	bool dry_run = a.flag("--dry-run");
 	a.rest(0);
 
-	json spec = make_spec(npus_or_fail(), names);
+	auto npus = npus_or_fail();
+	std::vector<std::string> warnings;
+	json common = no_inject ? json::object() : injection_edits(inject, warnings);
+	for (const auto &w : warnings)
+		fmt::print(stderr, "rbln-ctk: warning: {}\n", w);
+	json spec = make_spec(npus, names, common);
 	std::string text = format == "json" ? spec_to_json(spec) : spec_to_yaml(spec);
 	if (dry_run) {
 		fmt::print("{}", text);
@@ -203,6 +222,21 @@ int cdi_validate(Args &a)
 		   spec["cdiVersion"].get<std::string>(), spec["kind"].get<std::string>(),
 		   spec["devices"].size());
 	return kOk;
+}
+
+int hook_update_ldcache(Args &a)
+{
+	std::vector<std::string> folders;
+	while (auto f = a.value("--folder"))
+		folders.push_back(*f);
+	a.rest(0);
+	auto cmd = ldconfig_command(container_root_from_state(std::cin), folders);
+	std::vector<char *> argv;
+	for (auto &c : cmd)
+		argv.push_back(c.data());
+	argv.push_back(nullptr);
+	::execv(argv[0], argv.data());
+	throw std::runtime_error(fmt::format("cannot run {}: {}", cmd[0], std::strerror(errno)));
 }
 
 int runtime_configure(Args &a)
@@ -358,6 +392,10 @@ int main(int argc, char **argv)
 		if (cmd == "cdi" && sub == "validate") {
 			Args a(argc, argv, 3);
 			return cdi_validate(a);
+		}
+		if (cmd == "hook" && sub == "update-ldcache") {
+			Args a(argc, argv, 3);
+			return hook_update_ldcache(a);
 		}
 		if (cmd == "runtime" && sub == "configure") {
 			Args a(argc, argv, 3);

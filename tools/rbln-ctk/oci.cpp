@@ -137,7 +137,7 @@ namespace rbln::ctk {
 
 void oci_apply_cdi_edits(json &config, const json &edits, const std::string &where)
 {
-	for (const char *k : {"hooks", "intelRdt", "additionalGids"})
+	for (const char *k : {"intelRdt", "additionalGids", "netDevices"})
 		if (edits.contains(k))
 			throw Error(Errc::invalid_argument, EINVAL,
 				    fmt::format("{}: containerEdits.{} is not supported by rbln-container-runtime",
@@ -158,6 +158,13 @@ void oci_apply_cdi_edits(json &config, const json &edits, const std::string &whe
 			      {"type", m.value("type", "bind")},
 			      {"options", m.value("options", json::array({"rbind", "ro"}))}};
 		config["mounts"].push_back(mount);
+	}
+	for (const auto &h : edits.value("hooks", json::array())) {
+		json hook = {{"path", h.value("path", "")}};
+		for (const char *k : {"args", "env", "timeout"})
+			if (h.contains(k))
+				hook[k] = h[k];
+		config["hooks"][h.value("hookName", "")].push_back(hook);
 	}
 }
 

@@ -30,10 +30,10 @@ bool oci_privileged(const json &config);
 // first and throws rbln::Error before changing anything if one is missing.
 void oci_give_npus(json &config, const std::vector<NpuInfo> &npus);
 
-// Applies a CDI device's containerEdits (deviceNodes, env, mounts) as a CDI
-// consumer does; @where names the device for messages.  Throws rbln::Error
-// before changing anything if a host node is missing or an edit is not
-// supported (hooks, intelRdt).
+// Applies a CDI device's containerEdits (deviceNodes, env, mounts, hooks) as
+// a CDI consumer does; @where names the device for messages.  Throws
+// rbln::Error before changing anything if a host node is missing or an edit
+// is not supported (intelRdt, additionalGids, netDevices).
 void oci_apply_cdi_edits(json &config, const json &edits, const std::string &where);
 
 } // namespace rbln::ctk
