@@ -7,7 +7,8 @@
 #   make bench     set up, build, and print driver figures against same-VM baselines (JSON too)
 #   make fuzz      fuzz the RBLN_* variable parser with libFuzzer (clang; FUZZ_SECONDS=60)
 #   make deps      install the Debian packages the project needs
-#   make install   install libdevmgr, headers, udev rules, sysusers group and DKMS sources
+#   make install   install libdevmgr, tools, headers, udev rules, the CDI boot unit,
+#                  sysusers group and DKMS sources
 #                  (DESTDIR=..., PREFIX=/usr)
 #
 # KERNELS picks the kernels by ABI name; default: the newest Debian kernel of
@@ -98,6 +99,8 @@ install: userspace
 	install -D -m 0644 kernel/include/uapi/drm/rbln_drm.h $(DESTDIR)$(PREFIX)/include/rbln/rbln_drm.h
 	install -D -m 0644 udev/70-rbln.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/70-rbln.rules
 	install -D -m 0644 udev/rbln.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/rbln.conf
+	install -D -m 0644 udev/71-rbln-cdi.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/71-rbln-cdi.rules
+	install -D -m 0644 systemd/rbln-cdi-refresh.service $(DESTDIR)$(PREFIX)/lib/systemd/system/rbln-cdi-refresh.service
 	DESTDIR=$(DESTDIR) dkms/install-source.sh
 	@if [ -z "$(DESTDIR)" ]; then \
 		systemd-sysusers rbln.conf && udevadm control --reload && \

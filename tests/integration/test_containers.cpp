@@ -245,6 +245,40 @@ TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
 	fs::remove("/var/run/cdi/rbln.yaml");
 }
 
+// udev keeps the spec current: the rule (with this tree's rbln-ctk) rewrites
+// it when a simulated NPU is hot-added, and again when it goes.
+TEST_F(Containers, SpecFollowsHotplugThroughUdev)
+{
+	const std::string rule = "/etc/udev/rules.d/71-rbln-cdi.rules";
+	ASSERT_EQ(run_shell("sed 's|/usr/bin/rbln-ctk|" + ctk_dir_ + "/rbln-ctk|' " + top_ +
+			    "/udev/71-rbln-cdi.rules > " + rule + " && udevadm control --reload").exit, 0);
+	fs::remove("/var/run/cdi/rbln.yaml");
+	auto list = [&] { return run_shell(ctk_dir_ + "/rbln-ctk cdi list 2>&1").out; };
+
+	ASSERT_EQ(sim_new_device("2 atom"), 0);
+	run_shell("udevadm settle --timeout=60");
+	std::string with = list();
+	EXPECT_NE(with.find("rebellions.ai/npu=2\n"), std::string::npos) << with;
+	EXPECT_NE(with.find("rebellions.ai/npu=0\n"), std::string::npos) << with;
+	auto val = run_shell(ctk_dir_ + "/rbln-ctk cdi validate 2>&1");
+	EXPECT_EQ(val.exit, 0) << val.out;
+
+	ASSERT_EQ(sim_del_device(2), 0);
+	run_shell("udevadm settle --timeout=60");
+	std::string without = list();
+	EXPECT_EQ(without.find("rebellions.ai/npu=2\n"), std::string::npos) << without;
+	EXPECT_NE(without.find("rebellions.ai/npu=1\n"), std::string::npos) << without;
+	// No temporary files or lock holders left behind in the CDI directory
+	// but the lock file itself.
+	for (const auto &e : fs::directory_iterator("/var/run/cdi"))
+		EXPECT_TRUE(e.path().filename() == "rbln.yaml" || e.path().filename() == "rbln.yaml.lock")
+			<< e.path();
+
+	fs::remove(rule);
+	run_shell("udevadm control --reload");
+	fs::remove("/var/run/cdi/rbln.yaml");
+}
+
 // A bare image (busybox and glibc, no rbln files, no host /usr) given NPU 1
 // through CDI: the spec's mounts bring rbln-smi, librbln_devmgr.so.0 and
 // their libraries, and its createContainer hook (rbln-ctk hook

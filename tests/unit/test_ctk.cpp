@@ -405,3 +405,17 @@ TEST(ToolkitConfig, ReadsSettingsAndNamesBadKeys)
 	EXPECT_FALSE(ToolkitConfig::load().found);
 	::unsetenv("RBLN_CTK_CONFIG");
 }
+
+TEST(CdiSpecFile, RefreshWritesOnlyChangesUnderALock)
+{
+	TempDir d;
+	const std::string path = (d.path / "cdi/rbln.yaml").string();
+	SpecLock lock(path);
+	EXPECT_TRUE(fs::exists(path + ".lock"));
+	EXPECT_TRUE(write_file_if_changed(path, "a\n"));
+	auto first = fs::last_write_time(path);
+	EXPECT_FALSE(write_file_if_changed(path, "a\n"));
+	EXPECT_EQ(fs::last_write_time(path), first);
+	EXPECT_TRUE(write_file_if_changed(path, "b\n"));
+	EXPECT_EQ(read(path), "b\n");
+}

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -255,6 +256,31 @@ void write_file_atomic(const std::string &path, const std::string &text, unsigne
 		::unlink(tmp.c_str());
 		throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err)));
 	}
+}
+
+SpecLock::SpecLock(const std::string &path)
+{
+	fs::path p(path);
+	std::error_code ec;
+	if (p.has_parent_path())
+		fs::create_directories(p.parent_path(), ec);
+	fd_ = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
+		throw std::runtime_error(fmt::format("cannot lock {}.lock: {}", path, std::strerror(errno)));
+}
+
+SpecLock::~SpecLock()
+{
+	::close(fd_);
+}
+
+bool write_file_if_changed(const std::string &path, const std::string &text)
+{
+	std::ifstream in(path, std::ios::binary);
+	if (in && std::string(std::istreambuf_iterator<char>(in), {}) == text)
+		return false;
+	write_file_atomic(path, text, 0644);
+	return true;
 }
 
 } // namespace rbln::ctk

@@ -59,4 +59,23 @@ std::vector<std::string> qualified_device_names(const json &spec);
 // fsync, rename), creating the directory.  Throws std::runtime_error.
 void write_file_atomic(const std::string &path, const std::string &text, unsigned mode = 0644);
 
+// Serializes the writers of the spec at @path (udev runs one per NPU event,
+// in parallel): an exclusive flock on PATH.lock, held while alive.  A
+// writer that enumerates under the lock sees every NPU whose event came
+// before it, so the last one writes the final state.
+class SpecLock {
+public:
+	explicit SpecLock(const std::string &path);
+	~SpecLock();
+	SpecLock(const SpecLock &) = delete;
+	SpecLock &operator=(const SpecLock &) = delete;
+
+private:
+	int fd_;
+};
+
+// Writes @text to @path atomically unless it holds that already (CDI caches
+// watch the directory).  True if it wrote.
+bool write_file_if_changed(const std::string &path, const std::string &text);
+
 } // namespace rbln::ctk

@@ -52,6 +52,8 @@ Commands:
                                      the installed one, else the loader's)
       --smi PATH                     rbln-smi to give containers (default: installed, else PATH)
       --no-inject                    device nodes only: no library, tool or ldcache hook
+      --refresh                      for udev and the boot unit: one writer at a time,
+                                     write only if changed, no NPU removes the spec
   cdi list        the CDI device names found in /etc/cdi and /var/run/cdi
   cdi validate [FILE]   check a spec against the CDI rules (default: the spec
                  generate writes); one line per problem
@@ -156,9 +158,25 @@ int cdi_generate(Args &a)
 	InjectionOptions inject{a.value("--library").value_or(""), a.value("--smi").value_or(""), ""};
 	bool no_inject = a.flag("--no-inject");
 	bool dry_run = a.flag("--dry-run");
+	bool refresh = a.flag("--refresh");
 	a.rest(0);
+	if (refresh && dry_run)
+		throw UsageError("--refresh and --dry-run exclude each other");
 
-	auto npus = npus_or_fail();
+	std::optional<SpecLock> lock;
+	if (refresh)
+		lock.emplace(output);
+	std::vector<NpuInfo> npus;
+	try {
+		npus = npus_or_fail();
+	} catch (const Error &e) {
+		if (!refresh || e.code() != Errc::no_device)
+			throw;
+		// No NPU left: no spec, rather than one naming NPUs that are gone.
+		if (fs::remove(output))
+			fmt::print("rbln-ctk: removed {} ({})\n", output, e.what());
+		return kOk;
+	}
 	std::vector<std::string> warnings;
 	json common = no_inject ? json::object() : injection_edits(inject, warnings);
 	for (const auto &w : warnings)
@@ -169,7 +187,12 @@ int cdi_generate(Args &a)
 		fmt::print("{}", text);
 		return kOk;
 	}
-	write_file_atomic(output, text, 0644);
+	if (refresh && !write_file_if_changed(output, text)) {
+		fmt::print("rbln-ctk: {} is up to date\n", output);
+		return kOk;
+	}
+	if (!refresh)
+		write_file_atomic(output, text, 0644);
 	fmt::print("rbln-ctk: wrote {} ({} devices: {})\n", output, spec["devices"].size(),
 		   fmt::join(qualified_device_names(spec), ", "));
 	return kOk;
