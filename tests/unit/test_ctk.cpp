@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include "cdi.hpp"
 #include "oci.hpp"
@@ -347,29 +348,90 @@ TEST(RuntimeConfig, RefusesWhatItCannotEditSafely)
 	TempDir d;
 	d.file("etc/docker/daemon.json", "{ not json");
 	EXPECT_THROW(plan_runtime_config({"docker", "/s", d.path.string()}), Error);
-	d.file("etc/containerd/config.toml", "version = 2\nimports = [\"/opt/other/*.toml\"]\n");
+	for (const char *bad : {"version = 2\nimports = \"/x\"\n", "version = [\n", "[plugins.cri]\nx = 1\n",
+				"version = 4\n"}) {
+		d.file("etc/containerd/config.toml", bad);
+		EXPECT_THROW(plan_runtime_config({"containerd", "/s", d.path.string()}), Error) << bad;
+		EXPECT_EQ(read((d.path / "etc/containerd/config.toml").string()), bad);
+	}
+	d.file("etc/containerd/config.toml", "version = [\n");
 	try {
 		plan_runtime_config({"containerd", "/s", d.path.string()});
-		FAIL();
 	} catch (const Error &e) {
-		EXPECT_NE(std::string(e.what()).find("has an imports list without"), std::string::npos);
+		EXPECT_NE(std::string(e.what()).find("config.toml:1:"), std::string::npos) << e.what();
+		EXPECT_NE(std::string(e.what()).find("not valid TOML"), std::string::npos) << e.what();
 	}
 	EXPECT_THROW(plan_runtime_config({"lxc", "/s", d.path.string()}), Error);
 }
 
-TEST(RuntimeConfig, ContainerdImportsTheDropIn)
+namespace {
+
+toml::table parse_toml(const std::string &text) { return toml::parse(text); }
+
+// Plans and applies the containerd configuration under @d; the drop-in and
+// config.toml as toml++ reads them back.
+std::pair<toml::table, toml::table> configure_containerd(const TempDir &d, bool set_as_default = false)
+{
+	RuntimeOptions o{"containerd", "/opt/shim", d.path.string(), set_as_default};
+	for (auto &c : plan_runtime_config(o))
+		apply_change(c);
+	EXPECT_TRUE(plan_runtime_config(o).empty()) << "not idempotent";
+	return {parse_toml(read((d.path / "etc/containerd/conf.d/99-rbln.toml").string())),
+		parse_toml(read((d.path / "etc/containerd/config.toml").string()))};
+}
+
+} // namespace
+
+TEST(RuntimeConfig, ContainerdVersion2Layout)
 {
 	TempDir d;
-	d.file("etc/containerd/config.toml", "version = 2\n[plugins]\n");
-	auto changes = plan_runtime_config({"containerd", "/opt/shim", d.path.string()});
-	ASSERT_EQ(changes.size(), 2u);
-	EXPECT_NE(changes[0].after.find("BinaryName = \"/opt/shim\""), std::string::npos);
-	EXPECT_NE(changes[0].after.find("enable_cdi = true"), std::string::npos);
-	EXPECT_EQ(changes[1].after.rfind("imports = [\"/etc/containerd/conf.d/*.toml\"]\n", 0), 0u);
-	EXPECT_NE(changes[1].after.find("version = 2\n[plugins]\n"), std::string::npos);
-	std::string diff = diff_text(changes[1]);
-	EXPECT_NE(diff.find("+imports = "), std::string::npos);
-	EXPECT_NE(diff.find(" version = 2"), std::string::npos);
+	d.file("etc/containerd/config.toml", "# mine\nversion = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n"
+					     "  sandbox_image = \"pause:3.9\"\n");
+	auto [dropin, main] = configure_containerd(d);
+	EXPECT_EQ(dropin["version"].value_or(0), 2);
+	auto cri = dropin["plugins"]["io.containerd.grpc.v1.cri"];
+	EXPECT_EQ(cri["enable_cdi"].value_or(false), true);
+	EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"]["options"]["BinaryName"].value_or(""), std::string("/opt/shim"));
+	EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"]["runtime_type"].value_or(""), std::string("io.containerd.runc.v2"));
+	EXPECT_FALSE(cri["containerd"]["default_runtime_name"]);
+	// config.toml keeps its settings and imports the drop-ins.
+	EXPECT_EQ(main["version"].value_or(0), 2);
+	EXPECT_EQ(main["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"].value_or(""), std::string("pause:3.9"));
+	EXPECT_EQ(main["imports"][0].value_or(""), std::string("/etc/containerd/conf.d/*.toml"));
+	EXPECT_TRUE(fs::exists(d.path / "etc/containerd/config.toml.rbln-backup"));
+}
+
+TEST(RuntimeConfig, ContainerdVersion3LayoutAndDefault)
+{
+	TempDir d;
+	d.file("etc/containerd/config.toml", "version = 3\nimports = [\"/opt/other/*.toml\"]\n");
+	auto [dropin, main] = configure_containerd(d, /*set_as_default=*/true);
+	EXPECT_EQ(dropin["version"].value_or(0), 3);
+	EXPECT_FALSE(dropin["plugins"]["io.containerd.grpc.v1.cri"]) << "v2 layout in a v3 drop-in";
+	auto cri = dropin["plugins"]["io.containerd.cri.v1.runtime"];
+	EXPECT_EQ(cri["enable_cdi"].value_or(false), true);
+	EXPECT_EQ(cri["cdi_spec_dirs"][1].value_or(""), std::string("/var/run/cdi"));
+	EXPECT_EQ(cri["containerd"]["default_runtime_name"].value_or(""), std::string("rbln"));
+	EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"]["options"]["BinaryName"].value_or(""), std::string("/opt/shim"));
+	// An existing imports list is extended, not replaced.
+	ASSERT_EQ(main["imports"].as_array()->size(), 2u);
+	EXPECT_EQ(main["imports"][0].value_or(""), std::string("/opt/other/*.toml"));
+	EXPECT_EQ(main["imports"][1].value_or(""), std::string("/etc/containerd/conf.d/*.toml"));
+}
+
+TEST(RuntimeConfig, ContainerdWithoutConfigGetsVersion2)
+{
+	TempDir d;
+	auto [dropin, main] = configure_containerd(d);
+	EXPECT_EQ(dropin["version"].value_or(0), 2);
+	EXPECT_EQ(main["version"].value_or(0), 2);
+	EXPECT_EQ(main["imports"][0].value_or(""), std::string("/etc/containerd/conf.d/*.toml"));
+	// Already importing: config.toml is not touched at all.
+	TempDir e;
+	const std::string mine = "# keep me\nversion = 3\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n";
+	e.file("etc/containerd/config.toml", mine);
+	configure_containerd(e);
+	EXPECT_EQ(read((e.path / "etc/containerd/config.toml").string()), mine);
 }
 
 TEST(RuntimeConfig, CrioAndPodmanDropIns)
@@ -378,10 +440,15 @@ TEST(RuntimeConfig, CrioAndPodmanDropIns)
 	auto crio = plan_runtime_config({"crio", "/opt/shim", d.path.string()});
 	ASSERT_EQ(crio.size(), 1u);
 	EXPECT_EQ(crio[0].path, (d.path / "etc/crio/crio.conf.d/99-rbln.conf").string());
-	EXPECT_NE(crio[0].after.find("runtime_path = \"/opt/shim\""), std::string::npos);
-	auto podman = plan_runtime_config({"podman", "/opt/shim", d.path.string()});
+	EXPECT_EQ(parse_toml(crio[0].after)["crio"]["runtime"]["runtimes"]["rbln"]["runtime_path"].value_or(""),
+		  std::string("/opt/shim"));
+	auto podman = plan_runtime_config({"podman", "/opt/shim", d.path.string(), true});
 	ASSERT_EQ(podman.size(), 1u);
-	EXPECT_NE(podman[0].after.find("rbln = [\"/opt/shim\"]"), std::string::npos);
+	const toml::table conf = parse_toml(podman[0].after);
+	auto engine = conf["engine"];
+	EXPECT_EQ(engine["runtimes"]["rbln"][0].value_or(""), std::string("/opt/shim"));
+	EXPECT_EQ(engine["runtime"].value_or(""), std::string("rbln"));
+	EXPECT_EQ(engine["cdi_spec_dirs"][0].value_or(""), std::string("/etc/cdi"));
 }
 
 TEST(ToolkitConfig, ReadsSettingsAndNamesBadKeys)

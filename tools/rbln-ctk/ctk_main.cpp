@@ -67,6 +67,7 @@ Commands:
       --dry-run                      show the diff only
       --runtime-path PATH            the shim (default /usr/bin/rbln-container-runtime)
       --root DIR                     configure the files under DIR instead of /
+      --set-as-default               make rbln the engine's default runtime (containerd, podman, docker)
   info [--json]   versions, NPUs, toolkit settings and the state of the spec
   nfd             write the Node Feature Discovery feature file (rebellions.ai/npu.* labels)
       --output PATH                  (default /etc/kubernetes/node-feature-discovery/features.d/rbln)
@@ -273,6 +274,7 @@ int runtime_configure(Args &a)
 	o.runtime = *runtime;
 	o.shim_path = a.value("--runtime-path").value_or(o.shim_path);
 	o.root = a.value("--root").value_or("/");
+	o.set_as_default = a.flag("--set-as-default");
 	bool dry_run = a.flag("--dry-run");
 	a.rest(0);
 

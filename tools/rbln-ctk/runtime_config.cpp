@@ -4,11 +4,11 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <toml++/toml.h>
 
 #include <rbln/devmgr.hpp>
 
@@ -42,39 +42,76 @@ std::string header()
 	return "# Written by rbln-ctk runtime configure; rbln-ctk rewrites it, edit a later drop-in instead.\n";
 }
 
+std::string toml_text(const toml::table &t)
+{
+	std::ostringstream out;
+	out << t << "\n";
+	return out.str();
+}
+
+toml::array toml_strings(std::initializer_list<std::string> items)
+{
+	toml::array a;
+	for (const auto &i : items)
+		a.push_back(i);
+	return a;
+}
+
+// The drop-in for containerd's CRI plugin in the layout of config @version:
+// 2 (containerd 1.x: io.containerd.grpc.v1.cri) or 3 (containerd 2.x:
+// io.containerd.cri.v1.runtime).
+toml::table containerd_dropin(const RuntimeOptions &o, int64_t version)
+{
+	const std::string plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	toml::table runtime{{"runtime_type", "io.containerd.runc.v2"},
+			    {"options", toml::table{{"BinaryName", o.shim_path}}}};
+	toml::table containerd{{"runtimes", toml::table{{"rbln", runtime}}}};
+	if (o.set_as_default)
+		containerd.insert("default_runtime_name", "rbln");
+	toml::table cri{{"enable_cdi", true}, {"cdi_spec_dirs", toml_strings({"/etc/cdi", "/var/run/cdi"})},
+			{"containerd", containerd}};
+	return toml::table{{"version", version}, {"plugins", toml::table{{plugin, cri}}}};
+}
+
 std::vector<FileChange> containerd(const RuntimeOptions &o)
 {
-	const std::string dir = o.root + "etc/containerd/conf.d";
 	const std::string glob = "/etc/containerd/conf.d/*.toml";
-	std::string dropin = header() + fmt::format(R"(version = 2
-
-[plugins."io.containerd.grpc.v1.cri"]
-  enable_cdi = true
-  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.rbln]
-  runtime_type = "io.containerd.runc.v2"
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.rbln.options]
-  BinaryName = "{}"
-)", o.shim_path);
-	std::vector<FileChange> out = {change(dir + "/99-rbln.toml", dropin)};
-
-	// config.toml must import the drop-in directory.  A top-level key goes
-	// before the first table, so it is added at the top; an existing
-	// imports list is not rewritten by a tool that does not parse TOML.
 	FileChange main = change(o.root + "etc/containerd/config.toml", "");
-	static const std::regex imports(R"((^|\n)\s*imports\s*=)");
-	if (!main.exists) {
-		main.after = header() + fmt::format("version = 2\nimports = [\"{}\"]\n", glob);
-	} else if (main.before.find(glob) != std::string::npos) {
-		main.after = main.before;
-	} else if (std::regex_search(main.before, imports)) {
-		refuse(fmt::format("{} has an imports list without \"{}\": add it there, then run this "
-				   "again", main.path, glob));
-	} else {
-		main.after = fmt::format("imports = [\"{}\"]\n", glob) + main.before;
+	toml::table config;
+	try {
+		config = toml::parse(main.before, main.path);
+	} catch (const toml::parse_error &e) {
+		refuse(fmt::format("{}:{}:{}: not valid TOML ({}); fix it first, nothing was changed", main.path,
+				   e.source().begin.line, e.source().begin.column, e.description()));
 	}
+	// No file: version 2, which containerd 1.7 reads and 2.x migrates.
+	int64_t version = config["version"].value_or(int64_t(main.exists && config.contains("plugins") ? 1 : 2));
+	if (version != 2 && version != 3)
+		refuse(fmt::format("{} is containerd config version {}; rbln-ctk writes versions 2 and 3 "
+				   "(containerd config migrate converts it)", main.path, version));
+
+	// config.toml must import the drop-in directory.
+	if (!config.contains("imports"))
+		config.insert("imports", toml::array{});
+	toml::array *imports = config["imports"].as_array();
+	if (!imports)
+		refuse(fmt::format("{}: imports is not a list; nothing was changed", main.path));
+	bool imported = false;
+	for (const auto &i : *imports)
+		imported = imported || i.value_or(std::string()) == glob;
+	if (!imported)
+		imports->push_back(glob);
+	if (!main.exists)
+		config.insert("version", version);
+	// toml++ writes the whole file: comments are not kept (the backup has them).
+	if (!imported || !main.exists)
+		main.after = "# Rewritten by rbln-ctk runtime configure, which added the imports entry; comments\n"
+			     "# are not kept (the file before is config.toml.rbln-backup).\n" + toml_text(config);
+	else
+		main.after = main.before;
+
+	std::vector<FileChange> out = {change(o.root + "etc/containerd/conf.d/99-rbln.toml",
+					      header() + toml_text(containerd_dropin(o, version)))};
 	if (main.after != main.before)
 		out.push_back(main);
 	return out;
@@ -83,21 +120,22 @@ std::vector<FileChange> containerd(const RuntimeOptions &o)
 std::vector<FileChange> crio(const RuntimeOptions &o)
 {
 	return {change(o.root + "etc/crio/crio.conf.d/99-rbln.conf", header() + fmt::format(R"(
+[crio.runtime]{}
+
 [crio.runtime.runtimes.rbln]
 runtime_path = "{}"
 runtime_type = "oci"
-)", o.shim_path))};
+)", o.set_as_default ? "\ndefault_runtime = \"rbln\"" : "", o.shim_path))};
 }
 
 std::vector<FileChange> podman(const RuntimeOptions &o)
 {
-	return {change(o.root + "etc/containers/containers.conf.d/99-rbln.conf", header() + fmt::format(R"(
-[engine]
-cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
-
-[engine.runtimes]
-rbln = ["{}"]
-)", o.shim_path))};
+	toml::table engine{{"cdi_spec_dirs", toml_strings({"/etc/cdi", "/var/run/cdi"})},
+			   {"runtimes", toml::table{{"rbln", toml_strings({o.shim_path})}}}};
+	if (o.set_as_default)
+		engine.insert("runtime", "rbln");
+	return {change(o.root + "etc/containers/containers.conf.d/99-rbln.conf",
+		       header() + toml_text(toml::table{{"engine", engine}}))};
 }
 
 std::vector<FileChange> docker(const RuntimeOptions &o)
@@ -116,6 +154,8 @@ std::vector<FileChange> docker(const RuntimeOptions &o)
 	}
 	config["runtimes"]["rbln"] = {{"path", o.shim_path}};
 	config["features"]["cdi"] = true;
+	if (o.set_as_default)
+		config["default-runtime"] = "rbln";
 	c.after = config.dump(4) + "\n";
 	return {c};
 }

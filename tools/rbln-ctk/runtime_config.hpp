@@ -3,7 +3,9 @@
 // container engine and turns CDI on, through the engine's drop-in directory
 // where it has one:
 //
-//   containerd  /etc/containerd/conf.d/99-rbln.toml, imported from config.toml
+//   containerd  /etc/containerd/conf.d/99-rbln.toml in the layout of
+//               config.toml's version (2: containerd 1.x, 3: containerd 2.x),
+//               imported from config.toml (read and written with toml++)
 //   crio        /etc/crio/crio.conf.d/99-rbln.conf (CDI is on by default)
 //   docker      /etc/docker/daemon.json (no drop-ins: edited, with a backup)
 //   podman      /etc/containers/containers.conf.d/99-rbln.conf (CDI built in)
@@ -28,6 +30,7 @@ struct RuntimeOptions {
 	std::string runtime;		// containerd, crio, docker, podman
 	std::string shim_path = "/usr/bin/rbln-container-runtime";
 	std::string root = "/";		// prefix of every path (tests, image builds)
+	bool set_as_default = false;	// make rbln the engine's default runtime
 };
 
 // The files to write for @opt.  Throws rbln::Error (invalid_argument) for an
