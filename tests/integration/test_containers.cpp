@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "rbln_test_util.h"
+#include "container_util.h"
 
 using namespace rbln::test;
 using json = nlohmann::json;
@@ -286,18 +286,10 @@ TEST_F(Containers, SpecFollowsHotplugThroughUdev)
 TEST_F(Containers, BareImageGetsTheLibraryAndRblnSmi)
 {
 	const fs::path bare = fs::path(base_) / "bare";
-	for (const char *d : {"bin", "dev", "proc", "sys", "tmp", "lib/x86_64-linux-gnu", "lib64"})
-		fs::create_directories(bare / d);
-	fs::copy_file("/bin/busybox", bare / "bin/busybox", fs::copy_options::overwrite_existing);
-	fs::create_symlink("busybox", bare / "bin/sh");
-	for (const char *lib : {"libc.so.6", "libm.so.6"})
-		fs::copy_file(fs::canonical(fs::path("/lib/x86_64-linux-gnu") / lib), bare / "lib/x86_64-linux-gnu" / lib);
-	fs::copy_file(fs::canonical("/lib64/ld-linux-x86-64.so.2"), bare / "lib64/ld-linux-x86-64.so.2");
-
+	make_bare_rootfs(bare);
 	const std::string cdi_dir = base_ + "/cdi";
-	const std::string build = env_or("RBLN_BUILD", top_ + "/build") + "/cmake";
-	auto gen = run_shell(ctk_dir_ + "/rbln-ctk cdi generate --output " + cdi_dir + "/rbln.yaml --library " +
-			     build + "/libdevmgr/librbln_devmgr.so.0 --smi " + smi_ + " 2>&1");
+	const std::string build = cmake_build_dir();
+	auto gen = generate_injected_spec(cdi_dir + "/rbln.yaml");
 	ASSERT_EQ(gen.exit, 0) << gen.out;
 	EXPECT_EQ(gen.out.find("warning"), std::string::npos) << gen.out;
 	auto val = run_shell(ctk_dir_ + "/rbln-ctk cdi validate " + cdi_dir + "/rbln.yaml 2>&1");
