@@ -245,6 +245,38 @@ TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
 	fs::remove("/var/run/cdi/rbln.yaml");
 }
 
+// A bad settings file fails a start, but never blocks the rest of a
+// container's life: delete --force of a created container still works.
+TEST_F(Containers, BrokenSettingsDoNotBlockDelete)
+{
+	json c = base_config("sleep 30");
+	{
+		std::ofstream out(base_ + "/config.json");
+		out << c.dump(2);
+	}
+	const std::string shim = "RBLN_CTK_CONFIG=" + base_ + "/ctk.yaml " + ctk_dir_ +
+				 "/rbln-container-runtime --root " + base_ + "/state ";
+	// A created container's init keeps its stdio: a file, not our pipe.
+	auto create = [&](const std::string &id) {
+		return run_shell(shim + "create --bundle " + base_ + " " + id + " >" + base_ +
+				 "/create.log 2>&1 </dev/null; r=$?; cat " + base_ + "/create.log; exit $r");
+	};
+	auto created = create("rbln-doomed");
+	ASSERT_EQ(created.exit, 0) << created.out;
+	write_settings("runtime: crun\naccept-env-unprivileged: maybe\nbogus: 1\n");
+
+	auto start = create("rbln-refused");
+	EXPECT_NE(start.exit, 0) << start.out;
+	EXPECT_NE(start.out.find("'maybe' is not a YAML boolean"), std::string::npos) << start.out;
+
+	auto del = run_shell(shim + "delete --force rbln-doomed 2>&1");
+	write_settings("runtime: crun\n");
+	EXPECT_EQ(del.exit, 0) << del.out;
+	EXPECT_NE(del.out.find("warning: ignoring"), std::string::npos) << del.out;
+	auto state = run_shell("crun --root " + base_ + "/state state rbln-doomed 2>&1");
+	EXPECT_NE(state.exit, 0) << "still there: " << state.out;
+}
+
 // udev keeps the spec current: the rule (with this tree's rbln-ctk) rewrites
 // it when a simulated NPU is hot-added, and again when it goes.
 TEST_F(Containers, SpecFollowsHotplugThroughUdev)

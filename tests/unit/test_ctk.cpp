@@ -467,7 +467,18 @@ TEST(ToolkitConfig, ReadsSettingsAndNamesBadKeys)
 		EXPECT_NE(std::string(e.what()).find("unknown setting 'runtim'"), std::string::npos);
 	}
 	::setenv("RBLN_CTK_CONFIG", d.file("bad2.yaml", "accept-env-unprivileged: maybe\n").c_str(), 1);
-	EXPECT_THROW(ToolkitConfig::load(), Error);
+	try {
+		ToolkitConfig::load();
+		FAIL();
+	} catch (const Error &e) {
+		EXPECT_NE(std::string(e.what()).find("'maybe' is not a YAML boolean"), std::string::npos) << e.what();
+	}
+	// YAML's booleans, in YAML's spellings.
+	for (auto [text, value] : {std::pair{"True", true}, std::pair{"TRUE", true}, std::pair{"yes", true},
+				   std::pair{"on", true}, std::pair{"False", false}, std::pair{"no", false}}) {
+		::setenv("RBLN_CTK_CONFIG", d.file("b.yaml", std::string("accept-env-unprivileged: ") + text + "\n").c_str(), 1);
+		EXPECT_EQ(ToolkitConfig::load().accept_env_unprivileged, value) << text;
+	}
 	::setenv("RBLN_CTK_CONFIG", (d.path / "absent.yaml").c_str(), 1);
 	EXPECT_FALSE(ToolkitConfig::load().found);
 	::unsetenv("RBLN_CTK_CONFIG");
@@ -485,4 +496,23 @@ TEST(CdiSpecFile, RefreshWritesOnlyChangesUnderALock)
 	EXPECT_EQ(fs::last_write_time(path), first);
 	EXPECT_TRUE(write_file_if_changed(path, "b\n"));
 	EXPECT_EQ(read(path), "b\n");
+}
+
+// What the shim reads for commands other than create and run: what it can,
+// never an error.
+TEST(ToolkitConfig, LenientLoadKeepsTheRuntimeAndSaysWhatItSkipped)
+{
+	TempDir d;
+	::setenv("RBLN_CTK_CONFIG", d.file("c.yaml", "runtime: crun\naccept-env-unprivileged: maybe\nx: 1\n").c_str(), 1);
+	EXPECT_THROW(ToolkitConfig::load(), Error);
+	auto c = ToolkitConfig::load_lenient();
+	EXPECT_EQ(c.runtime, "crun");
+	EXPECT_FALSE(c.accept_env_unprivileged);
+	ASSERT_EQ(c.skipped.size(), 2u);
+	EXPECT_NE(c.skipped[0].find("'maybe'"), std::string::npos);
+	::setenv("RBLN_CTK_CONFIG", d.file("g.yaml", "runtime: [unclosed\n").c_str(), 1);
+	c = ToolkitConfig::load_lenient();
+	EXPECT_TRUE(c.runtime.empty());
+	EXPECT_EQ(c.skipped.size(), 1u);
+	::unsetenv("RBLN_CTK_CONFIG");
 }

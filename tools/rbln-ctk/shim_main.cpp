@@ -157,9 +157,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	try {
-		ToolkitConfig cfg = ToolkitConfig::load();
 		Invocation inv = parse(args);
-		if (inv.command == "create" || inv.command == "run")
+		// Only create and run need the settings; nothing else may be blocked
+		// by a bad file (a container must always be deletable).
+		const bool starts = inv.command == "create" || inv.command == "run";
+		ToolkitConfig cfg = starts ? ToolkitConfig::load() : ToolkitConfig::load_lenient();
+		for (const auto &s : cfg.skipped)
+			fmt::print(stderr, "rbln-container-runtime: warning: ignoring {}\n", s);
+		if (starts)
 			prepare(inv.bundle, cfg);
 		std::string runtime = find_runtime(cfg);
 		std::vector<char *> argv2 = {const_cast<char *>(runtime.c_str())};

@@ -8,9 +8,15 @@
 //                                  # NPUs from RBLN_VISIBLE_DEVICES?
 //
 // A missing file means the defaults; a bad one is an error naming the key.
+// Booleans are YAML's (true, True, yes, on, ...: what yaml-cpp decodes).
+// Only the shim's create and run need the settings to be right; for every
+// other command (delete, kill, state, ...) a bad file must not block the
+// container's lifecycle, so load_lenient() keeps what it can read and says
+// what it skipped.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rbln::ctk {
 
@@ -22,7 +28,10 @@ struct ToolkitConfig {
 	std::string runtime;		// empty: the default search
 	bool accept_env_unprivileged = false;
 
+	std::vector<std::string> skipped;	// load_lenient(): what was not understood
+
 	static ToolkitConfig load();	// throws rbln::Error (invalid_argument)
+	static ToolkitConfig load_lenient();
 };
 
 } // namespace rbln::ctk
