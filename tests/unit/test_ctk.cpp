@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
@@ -11,6 +12,7 @@
 #include "oci.hpp"
 #include "request.hpp"
 #include "runtime_config.hpp"
+#include "shim_args.hpp"
 #include "toolkit_config.hpp"
 
 using namespace rbln;
@@ -515,4 +517,29 @@ TEST(ToolkitConfig, LenientLoadKeepsTheRuntimeAndSaysWhatItSkipped)
 	EXPECT_TRUE(c.runtime.empty());
 	EXPECT_EQ(c.skipped.size(), 1u);
 	::unsetenv("RBLN_CTK_CONFIG");
+}
+
+TEST(ShimArgs, CommandAndBundleAmongRuncsOptions)
+{
+	struct Case {
+		std::vector<const char *> args;
+		const char *command, *bundle;
+	} cases[] = {
+		{{"--root", "/run/x", "--log", "/l", "create", "--bundle", "/b", "id"}, "create", "/b"},
+		{{"--debug", "--systemd-cgroup", "run", "-b", "/b2", "--detach", "id"}, "run", "/b2"},
+		{{"create", "--console-socket", "/s", "--bundle=/b3", "--pid-file", "/p", "id"}, "create", "/b3"},
+		{{"create", "id"}, "create", "."},
+		{{"--root", "/r", "delete", "--force", "id"}, "delete", "."},
+		{{"--log-format", "json", "state", "id"}, "state", "."},
+		{{"--version"}, "", "."},
+	};
+	for (auto &c : cases) {
+		std::vector<const char *> argv = {"rbln-container-runtime"};
+		argv.insert(argv.end(), c.args.begin(), c.args.end());
+		auto inv = parse_shim_args(int(argv.size()), argv.data());
+		EXPECT_EQ(inv.command, c.command) << c.args[0];
+		EXPECT_EQ(inv.bundle, c.bundle) << c.args[0];
+	}
+	std::vector<const char *> missing = {"rbln-container-runtime", "--root"};
+	EXPECT_THROW(parse_shim_args(2, missing.data()), CLI::ParseError);
 }

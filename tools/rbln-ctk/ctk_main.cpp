@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -37,96 +40,12 @@ namespace {
 
 enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kNoDevice = 3, kPermission = 4 };
 
-constexpr const char *kHelp = R"(Usage: rbln-ctk COMMAND [OPTIONS]
-
-The RBLN container toolkit: CDI specs for the NPUs of this host, and the
-container engines' configuration for them.
-
-Commands:
-  cdi generate    write a CDI spec (kind rebellions.ai/npu): npu=N, npu=<uuid>, npu=all
-      --format yaml|json             (default yaml)
-      --output PATH                  (default /var/run/cdi/rbln.yaml, .json for json)
-      --device-name-strategy index|uuid|both   (default both)
-      --dry-run                      print the spec instead of writing it
-      --library PATH                 librbln_devmgr.so.0 to give containers (default:
-                                     the installed one, else the loader's)
-      --smi PATH                     rbln-smi to give containers (default: installed, else PATH)
-      --no-inject                    device nodes only: no library, tool or ldcache hook
-      --refresh                      for udev and the boot unit: one writer at a time,
-                                     write only if changed, no NPU removes the spec
-  cdi list        the CDI device names found in /etc/cdi and /var/run/cdi
-  cdi validate [FILE]   check a spec against the CDI rules (default: the spec
-                 generate writes); one line per problem
-      --no-host-check                do not require the device nodes to exist here
-  hook update-ldcache [--folder DIR]...
-                  createContainer hook of the spec: ldconfig in the container's
-                  root (reads the OCI state on stdin)
-  runtime configure --runtime containerd|crio|docker|podman
-                  register rbln-container-runtime and enable CDI (drop-in files
-                  where the engine has them); shows the diff, backs up files
-      --dry-run                      show the diff only
-      --runtime-path PATH            the shim (default /usr/bin/rbln-container-runtime)
-      --root DIR                     configure the files under DIR instead of /
-      --set-as-default               make rbln the engine's default runtime (containerd, podman, docker)
-  info [--json]   versions, NPUs, toolkit settings and the state of the spec
-  nfd             write the Node Feature Discovery feature file (rebellions.ai/npu.* labels)
-      --output PATH                  (default /etc/kubernetes/node-feature-discovery/features.d/rbln)
-      --dry-run                      print it instead
-
-Exit status: 0 success, 1 failure or problems found, 2 bad argument,
-3 no driver or no NPU, 4 permission denied.
-)";
-
-struct UsageError : std::runtime_error {
-	using std::runtime_error::runtime_error;
-};
-
-// argv after the command words, with "--opt VALUE" and "--opt=VALUE".
-class Args {
-public:
-	Args(int argc, char **argv, int first) : args_(argv + first, argv + argc) {}
-
-	std::optional<std::string> value(const std::string &name)
-	{
-		for (size_t i = 0; i < args_.size(); i++) {
-			if (args_[i] == name) {
-				if (i + 1 >= args_.size())
-					throw UsageError(fmt::format("{} needs a value", name));
-				std::string v = args_[i + 1];
-				args_.erase(args_.begin() + i, args_.begin() + i + 2);
-				return v;
-			}
-			if (args_[i].starts_with(name + "=")) {
-				std::string v = args_[i].substr(name.size() + 1);
-				args_.erase(args_.begin() + i);
-				return v;
-			}
-		}
-		return std::nullopt;
-	}
-
-	bool flag(const std::string &name)
-	{
-		auto it = std::find(args_.begin(), args_.end(), name);
-		if (it == args_.end())
-			return false;
-		args_.erase(it);
-		return true;
-	}
-
-	// What is left must be at most @max positional arguments.
-	std::vector<std::string> rest(size_t max)
-	{
-		for (const auto &a : args_)
-			if (a.starts_with("-"))
-				throw UsageError(fmt::format("unknown option '{}' (see rbln-ctk --help)", a));
-		if (args_.size() > max)
-			throw UsageError(fmt::format("unexpected argument '{}'", args_[max]));
-		return args_;
-	}
-
-private:
-	std::vector<std::string> args_;
+struct GenerateOptions {
+	std::string format = "yaml";
+	std::string strategy = "both";
+	std::string output;
+	InjectionOptions inject;
+	bool no_inject = false, dry_run = false, refresh = false;
 };
 
 std::vector<NpuInfo> npus_or_fail()
@@ -139,30 +58,14 @@ std::vector<NpuInfo> npus_or_fail()
 	return npus;
 }
 
-int cdi_generate(Args &a)
+int cdi_generate(const GenerateOptions &g)
 {
-	std::string format = a.value("--format").value_or("yaml");
-	if (format != "yaml" && format != "json")
-		throw UsageError(fmt::format("--format '{}' is not yaml or json", format));
-	std::string strategy = a.value("--device-name-strategy").value_or("both");
-	NameStrategy names;
-	if (strategy == "index")
-		names = NameStrategy::index;
-	else if (strategy == "uuid")
-		names = NameStrategy::uuid;
-	else if (strategy == "both")
-		names = NameStrategy::both;
-	else
-		throw UsageError(fmt::format("--device-name-strategy '{}' is not index, uuid or both", strategy));
-	std::string output = a.value("--output").value_or(format == "json" ? "/var/run/cdi/rbln.json"
-									  : kDefaultSpecPath);
-	InjectionOptions inject{a.value("--library").value_or(""), a.value("--smi").value_or(""), ""};
-	bool no_inject = a.flag("--no-inject");
-	bool dry_run = a.flag("--dry-run");
-	bool refresh = a.flag("--refresh");
-	a.rest(0);
-	if (refresh && dry_run)
-		throw UsageError("--refresh and --dry-run exclude each other");
+	const NameStrategy names = g.strategy == "index" ? NameStrategy::index
+				   : g.strategy == "uuid" ? NameStrategy::uuid : NameStrategy::both;
+	const std::string output = !g.output.empty() ? g.output
+				   : g.format == "json" ? "/var/run/cdi/rbln.json" : kDefaultSpecPath;
+	const InjectionOptions &inject = g.inject;
+	const bool no_inject = g.no_inject, dry_run = g.dry_run, refresh = g.refresh;
 
 	std::optional<SpecLock> lock;
 	if (refresh)
@@ -183,7 +86,7 @@ int cdi_generate(Args &a)
 	for (const auto &w : warnings)
 		fmt::print(stderr, "rbln-ctk: warning: {}\n", w);
 	json spec = make_spec(npus, names, common);
-	std::string text = format == "json" ? spec_to_json(spec) : spec_to_yaml(spec);
+	std::string text = g.format == "json" ? spec_to_json(spec) : spec_to_yaml(spec);
 	if (dry_run) {
 		fmt::print("{}", text);
 		return kOk;
@@ -199,9 +102,8 @@ int cdi_generate(Args &a)
 	return kOk;
 }
 
-int cdi_list(Args &a)
+int cdi_list()
 {
-	a.rest(0);
 	std::vector<std::string> names;
 	for (const auto &f : cdi_spec_files(cdi_spec_dirs())) {
 		try {
@@ -223,11 +125,9 @@ int cdi_list(Args &a)
 	return kOk;
 }
 
-int cdi_validate(Args &a)
+int cdi_validate(const std::string &file, bool host)
 {
-	bool host = !a.flag("--no-host-check");
-	auto files = a.rest(1);
-	std::string path = files.empty() ? kDefaultSpecPath : files[0];
+	const std::string path = file.empty() ? kDefaultSpecPath : file;
 	json spec;
 	try {
 		spec = load_spec(path);
@@ -248,12 +148,8 @@ int cdi_validate(Args &a)
 	return kOk;
 }
 
-int hook_update_ldcache(Args &a)
+int hook_update_ldcache(const std::vector<std::string> &folders)
 {
-	std::vector<std::string> folders;
-	while (auto f = a.value("--folder"))
-		folders.push_back(*f);
-	a.rest(0);
 	auto cmd = ldconfig_command(container_root_from_state(std::cin), folders);
 	std::vector<char *> argv;
 	for (auto &c : cmd)
@@ -263,21 +159,8 @@ int hook_update_ldcache(Args &a)
 	throw std::runtime_error(fmt::format("cannot run {}: {}", cmd[0], std::strerror(errno)));
 }
 
-int runtime_configure(Args &a)
+int runtime_configure(const RuntimeOptions &o, bool dry_run)
 {
-	RuntimeOptions o;
-	auto runtime = a.value("--runtime");
-	if (auto r = a.value("-r"))
-		runtime = r;
-	if (!runtime)
-		throw UsageError("runtime configure needs --runtime containerd|crio|docker|podman");
-	o.runtime = *runtime;
-	o.shim_path = a.value("--runtime-path").value_or(o.shim_path);
-	o.root = a.value("--root").value_or("/");
-	o.set_as_default = a.flag("--set-as-default");
-	bool dry_run = a.flag("--dry-run");
-	a.rest(0);
-
 	auto changes = plan_runtime_config(o);
 	if (changes.empty()) {
 		fmt::print("rbln-ctk: {} is already configured; nothing to change\n", o.runtime);
@@ -305,10 +188,8 @@ std::string read_line(const std::string &path)
 	return s;
 }
 
-int info(Args &a)
+int info(bool as_json)
 {
-	bool as_json = a.flag("--json");
-	a.rest(0);
 	json out;
 	out["rbln_ctk_version"] = RBLN_CTK_VERSION;
 	std::string driver = read_line("/sys/module/rbln/version");
@@ -391,53 +272,94 @@ int exit_for(const Error &e)
 
 int main(int argc, char **argv)
 {
-	std::vector<std::string> words(argv + 1, argv + argc);
-	if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
-		fmt::print("{}", kHelp);
-		return words.empty() ? kUsage : kOk;
-	}
-	if (words[0] == "--version") {
-		fmt::print("rbln-ctk {}\n", RBLN_CTK_VERSION);
-		return kOk;
+	CLI::App app{"The RBLN container toolkit: CDI specs for the NPUs of this host, and the container "
+		     "engines' configuration for them.\n\nExit status: 0 success, 1 failure or problems found, "
+		     "2 bad argument, 3 no driver or no NPU, 4 permission denied.", "rbln-ctk"};
+	app.set_version_flag("--version", std::string("rbln-ctk ") + RBLN_CTK_VERSION);
+	app.require_subcommand(1);
+	std::function<int()> action;
+
+	auto *cdi = app.add_subcommand("cdi", "CDI specs (kind rebellions.ai/npu)")->require_subcommand(1);
+	GenerateOptions g;
+	auto *gen = cdi->add_subcommand("generate", "write a CDI spec: npu=N, npu=<uuid>, npu=all, with "
+					"librbln_devmgr.so.0, rbln-smi and an ldcache hook");
+	gen->add_option("--format", g.format, "yaml or json")->check(CLI::IsMember({"yaml", "json"}))
+		->capture_default_str();
+	gen->add_option("--output", g.output, "default /var/run/cdi/rbln.yaml (.json for json)");
+	gen->add_option("--device-name-strategy", g.strategy, "index, uuid or both")
+		->check(CLI::IsMember({"index", "uuid", "both"}))->capture_default_str();
+	auto *library = gen->add_option("--library", g.inject.library,
+					"librbln_devmgr.so.0 to give containers (default: the installed one, "
+					"else the loader's)")->check(CLI::ExistingFile);
+	auto *smi = gen->add_option("--smi", g.inject.smi, "rbln-smi to give containers (default: the "
+				    "installed one, else PATH)")->check(CLI::ExistingFile);
+	gen->add_flag("--no-inject", g.no_inject, "device nodes only: no library, tool or ldcache hook")
+		->excludes(library)->excludes(smi);
+	auto *dry = gen->add_flag("--dry-run", g.dry_run, "print the spec instead of writing it");
+	gen->add_flag("--refresh", g.refresh, "for udev and the boot unit: one writer at a time, write only "
+		      "if changed, no NPU removes the spec")->excludes(dry);
+	gen->callback([&] { action = [&] { return cdi_generate(g); }; });
+
+	cdi->add_subcommand("list", "the CDI device names in /etc/cdi and /var/run/cdi")
+		->callback([&] { action = cdi_list; });
+
+	std::string spec_file;
+	bool no_host_check = false;
+	auto *validate = cdi->add_subcommand("validate", "check a spec against the CDI rules (docs/rbln-ctk.md); "
+					     "one line per problem");
+	validate->add_option("file", spec_file, "the spec (default: the one generate writes)");
+	validate->add_flag("--no-host-check", no_host_check, "do not require the device nodes to exist here");
+	validate->callback([&] { action = [&] { return cdi_validate(spec_file, !no_host_check); }; });
+
+	auto *hook = app.add_subcommand("hook", "OCI hooks of the CDI spec")->require_subcommand(1);
+	std::vector<std::string> folders;
+	auto *ldcache = hook->add_subcommand("update-ldcache", "createContainer hook: ldconfig in the container's "
+					     "root (reads the OCI state on stdin)");
+	ldcache->add_option("--folder", folders, "a library directory inside the container (repeatable)");
+	ldcache->callback([&] { action = [&] { return hook_update_ldcache(folders); }; });
+
+	auto *runtime = app.add_subcommand("runtime", "container engines")->require_subcommand(1);
+	RuntimeOptions ro;
+	bool rc_dry_run = false;
+	auto *configure = runtime->add_subcommand("configure", "register rbln-container-runtime and enable CDI; "
+						  "shows the diff, backs up files");
+	configure->add_option("-r,--runtime", ro.runtime, "the engine")->required()
+		->check(CLI::IsMember({"containerd", "crio", "cri-o", "docker", "podman"}));
+	configure->add_option("--runtime-path", ro.shim_path, "the shim")->capture_default_str();
+	configure->add_option("--root", ro.root, "configure the files under DIR instead of /")
+		->check(CLI::ExistingDirectory);
+	configure->add_flag("--set-as-default", ro.set_as_default, "make rbln the engine's default runtime");
+	configure->add_flag("--dry-run", rc_dry_run, "show the diff only");
+	configure->callback([&] { action = [&] { return runtime_configure(ro, rc_dry_run); }; });
+
+	bool as_json = false;
+	auto *info_cmd = app.add_subcommand("info", "versions, NPUs, toolkit settings and the state of the spec");
+	info_cmd->add_flag("--json", as_json, "JSON output");
+	info_cmd->callback([&] { action = [&] { return info(as_json); }; });
+
+	// nfd parses its own options (nfd.cpp), --help included.
+	auto *nfd = app.add_subcommand("nfd", "write the Node Feature Discovery feature file (rebellions.ai/npu.* "
+				       "labels); rbln-ctk nfd --help");
+	nfd->set_help_flag();
+	nfd->allow_extras();
+	nfd->callback([&] { action = [&] { return nfd_command(nfd->remaining()); }; });
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		if (e.get_exit_code() == 0)
+			return app.exit(e);
+		// Point at the help of the deepest command given.
+		std::string where = "rbln-ctk";
+		for (CLI::App *a = &app; !a->get_subcommands().empty();) {
+			a = a->get_subcommands()[0];
+			where += " " + a->get_name();
+		}
+		fmt::print(stderr, "rbln-ctk: {} (see {} --help)\n", e.what(), where);
+		return kUsage;
 	}
 	try {
-		std::string cmd = words[0], sub = words.size() > 1 ? words[1] : "";
-		if (std::find(words.begin(), words.end(), "--help") != words.end()) {
-			fmt::print("{}", kHelp);
-			return kOk;
-		}
-		if (cmd == "cdi" && sub == "generate") {
-			Args a(argc, argv, 3);
-			return cdi_generate(a);
-		}
-		if (cmd == "cdi" && sub == "list") {
-			Args a(argc, argv, 3);
-			return cdi_list(a);
-		}
-		if (cmd == "cdi" && sub == "validate") {
-			Args a(argc, argv, 3);
-			return cdi_validate(a);
-		}
-		if (cmd == "hook" && sub == "update-ldcache") {
-			Args a(argc, argv, 3);
-			return hook_update_ldcache(a);
-		}
-		if (cmd == "runtime" && sub == "configure") {
-			Args a(argc, argv, 3);
-			return runtime_configure(a);
-		}
-		if (cmd == "nfd")
-			return nfd_command({argv + 2, argv + argc});
-		if (cmd == "info") {
-			Args a(argc, argv, 2);
-			return info(a);
-		}
-		throw UsageError(fmt::format("unknown command '{}' (commands: cdi generate|list|validate, "
-					     "runtime configure, info, nfd; see rbln-ctk --help)",
-					     fmt::format("{}", fmt::join(words.begin(), words.begin() + std::min<size_t>(2, words.size()), " "))));
-	} catch (const UsageError &e) {
-		fmt::print(stderr, "rbln-ctk: {}\n", e.what());
-		return kUsage;
+		return action();
 	} catch (const Error &e) {
 		fmt::print(stderr, "rbln-ctk: {}\n", e.what());
 		return exit_for(e);

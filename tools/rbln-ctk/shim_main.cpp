@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,6 +29,7 @@
 #include "cdi.hpp"
 #include "oci.hpp"
 #include "request.hpp"
+#include "shim_args.hpp"
 #include "text.hpp"
 #include "toolkit_config.hpp"
 
@@ -36,39 +38,6 @@ using namespace rbln::ctk;
 namespace fs = std::filesystem;
 
 namespace {
-
-// runc's and crun's global options that take a value.
-const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format", "--criu",
-						"--rootless", "--cgroup-manager"};
-
-struct Invocation {
-	std::string command;		// create, run, start, delete, ...
-	std::string bundle = ".";
-};
-
-Invocation parse(const std::vector<std::string> &args)
-{
-	Invocation inv;
-	size_t i = 0;
-	for (; i < args.size(); i++) {
-		const std::string &a = args[i];
-		if (!a.starts_with("-"))
-			break;
-		if (kGlobalWithValue.contains(a))
-			i++;
-	}
-	if (i >= args.size())
-		return inv;
-	inv.command = args[i];
-	for (i++; i < args.size(); i++) {
-		const std::string &a = args[i];
-		if ((a == "--bundle" || a == "-b") && i + 1 < args.size())
-			inv.bundle = args[++i];
-		else if (a.starts_with("--bundle="))
-			inv.bundle = a.substr(9);
-	}
-	return inv;
-}
 
 std::string find_runtime(const ToolkitConfig &cfg)
 {
@@ -147,17 +116,16 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 
 int main(int argc, char **argv)
 {
-	std::vector<std::string> args(argv + 1, argv + argc);
-	if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-		fmt::print("Usage: rbln-container-runtime [RUNTIME OPTIONS] COMMAND [ARGS]\n\n"
-			   "An OCI runtime shim: on create and run it adds the NPUs the container asks for\n"
-			   "(CDI annotations {}=..., or RBLN_VISIBLE_DEVICES=all|none|void|N,...|UUID,...)\n"
-			   "to the bundle's config.json, then runs the real runtime (runc or crun; see\n"
-			   "{}) with the same arguments.\n", kCdiKind, kToolkitConfigPath);
-		return 0;
-	}
+	Invocation inv;
 	try {
-		Invocation inv = parse(args);
+		inv = parse_shim_args(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		fmt::print(stderr, "rbln-container-runtime: error: {} (see rbln-container-runtime --help)\n", e.what());
+		return 1;
+	}
+	if (inv.help)
+		return 0;
+	try {
 		// Only create and run need the settings; nothing else may be blocked
 		// by a bad file (a container must always be deletable).
 		const bool starts = inv.command == "create" || inv.command == "run";
