@@ -17,7 +17,7 @@ packages=(
 	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcli11-dev
 	prometheus-cpp-dev prometheus curl iproute2 python3-yaml
 	golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
-	libtomlplusplus-dev libcli11-dev podman
+	libtomlplusplus-dev podman
 )
 # kubectl (tests/deploy/check.sh): Debian's kubernetes-client, unless some
 # kubectl is installed already (another package's /usr/bin/kubectl conflicts).
