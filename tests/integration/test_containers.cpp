@@ -116,6 +116,17 @@ protected:
 		return run(c);
 	}
 
+	// kLook's output for a container given NPU 1 alone: only /dev/rbln1, and
+	// rbln-smi inside lists exactly that NPU.
+	static void expect_only_npu1(const Outcome &r)
+	{
+		EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+		EXPECT_EQ(r.out.find("rbln0"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
+		EXPECT_EQ(r.out.find("0, " + uuid_of(0)), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	}
+
 	static std::string uuid_of(unsigned npu)
 	{
 		auto dev = sim_device(npu);
@@ -127,12 +138,7 @@ TEST_F(Containers, OneNpuByIndex)
 {
 	Outcome r = look("1");
 	ASSERT_EQ(r.exit, 0) << r.out;
-	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
-	EXPECT_EQ(r.out.find("rbln0"), std::string::npos) << r.out;
-	// rbln-smi inside lists exactly that NPU.
-	EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
-	EXPECT_EQ(r.out.find("0, " + uuid_of(0)), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	expect_only_npu1(r);
 	// The container's environment names what it has.
 	auto env = r.config["process"]["env"];
 	EXPECT_NE(std::find(env.begin(), env.end(), "RBLN_VISIBLE_DEVICES=1"), env.end());
@@ -339,11 +345,7 @@ TEST_F(Containers, BareImageGetsTheLibraryAndRblnSmi)
 	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=1";
 	Outcome r = run(c, "RBLN_CDI_SPEC_DIRS=" + cdi_dir);
 	ASSERT_EQ(r.exit, 0) << r.out;
-	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
-	EXPECT_EQ(r.out.find("rbln0"), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("1, " + uuid_of(1)), std::string::npos) << r.out;
-	EXPECT_EQ(r.out.find("0, " + uuid_of(0)), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	expect_only_npu1(r);
 	EXPECT_NE(r.out.find("selftest=0"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("devmgr: NPU 1 " + uuid_of(1) + " opened"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("probe=0"), std::string::npos) << r.out;
