@@ -137,6 +137,16 @@ void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 	rbln_client_put(client);
 }
 
+bool rbln_client_revoked(struct rbln_client *client)
+{
+	bool revoked;
+
+	mutex_lock(&client->rdev->clients_lock);
+	revoked = client->revoked;
+	mutex_unlock(&client->rdev->clients_lock);
+	return revoked;
+}
+
 int rbln_client_check_owner(struct rbln_client *client)
 {
 	struct rbln_client *owner = READ_ONCE(client->rdev->owner);
@@ -155,7 +165,9 @@ int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file
 		return -EINVAL;
 	rbln_client_touch(client);
 	mutex_lock(&rdev->clients_lock);
-	if (rdev->owner && rdev->owner != client) {
+	if (client->revoked) {
+		ret = -ENODEV;		/* revoked since the ioctl began */
+	} else if (rdev->owner && rdev->owner != client) {
 		ret = -EBUSY;
 	} else if (!rdev->owner) {
 		WRITE_ONCE(rdev->owner, client);

@@ -48,6 +48,8 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file);
 /* The file's release has begun: no other file may reach this client now. */
 void rbln_client_unlist(struct rbln_client *client);
 void rbln_client_close(struct drm_device *drm, struct drm_file *file);
+/* Revoked, as seen under clients_lock (ordered with the revocation's work). */
+bool rbln_client_revoked(struct rbln_client *client);
 /* -EBUSY while another file holds the device (ACQUIRE). */
 int rbln_client_check_owner(struct rbln_client *client);
 void rbln_client_put(struct rbln_client *client);

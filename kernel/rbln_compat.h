@@ -48,6 +48,13 @@
 #define RBLN_DRM_DRIVER_PRIME_HOOKS
 #endif
 
+/* mmap of an exported dma-buf needs the driver hook (probes/drm_driver_gem_prime_mmap.c). */
+#ifdef RBLN_PROBE_DRM_DRIVER_GEM_PRIME_MMAP
+#define RBLN_DRM_DRIVER_GEM_PRIME_MMAP	.gem_prime_mmap = drm_gem_prime_mmap,
+#else
+#define RBLN_DRM_DRIVER_GEM_PRIME_MMAP
+#endif
+
 /*
  * Importers map a dma-buf without holding its reservation lock through
  * dma_buf_vmap_unlocked(); before that API, dma_buf_vmap() took the lock itself

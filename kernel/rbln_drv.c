@@ -132,6 +132,7 @@ static const struct drm_driver rbln_drm_driver = {
 #endif
 	.gem_prime_import_sg_table = rbln_gem_prime_import_sg_table,
 	RBLN_DRM_DRIVER_PRIME_HOOKS
+	RBLN_DRM_DRIVER_GEM_PRIME_MMAP
 	.name = "rbln",
 	.desc = "RBLN NPU",
 	RBLN_DRM_DRIVER_DATE("20261129")
@@ -293,6 +294,9 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	int ret;
 
 	if (WARN_ON(!info->sku || info->sku->chiplets > RBLN_MAX_CHIPLETS))
+		return ERR_PTR(-EINVAL);
+	/* Each chiplet's memory must fit its window of device addresses. */
+	if (div_u64(info->memory_total, info->sku->chiplets) > RBLN_CHIPLET_WINDOW)
 		return ERR_PTR(-EINVAL);
 
 	rdev = devm_drm_dev_alloc(parent, &rbln_drm_driver, struct rbln_device, drm);

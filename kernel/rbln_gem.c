@@ -73,6 +73,10 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 	u64 freed = 0;
 
 	mutex_lock(&bo->lock);
+	if (bo->exported) {
+		mutex_unlock(&bo->lock);
+		return 0;
+	}
 	bo->revoked = true;
 	/* Faults take the lock too: no page can be mapped after this. */
 	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
@@ -122,7 +126,8 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct rbln_bo *bo = to_rbln_bo(vma->vm_private_data);
-	unsigned long offset = vmf->address - vma->vm_start;
+	/* vm_pgoff holds the fake offset, through the device file or a dma-buf. */
+	u64 offset = (u64)(vmf->pgoff - drm_vma_node_start(&bo->base.vma_node)) << PAGE_SHIFT;
 	vm_fault_t ret;
 
 	/*
@@ -158,6 +163,9 @@ static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	if (rbln_bo_is_imported(bo)) {
+		/* Not ours: an exporter without vm_ops must not get drm_gem_vm_close(). */
+		vma->vm_ops = NULL;
+		vma->vm_private_data = NULL;
 		ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
 		/* The exporter's mapping holds its buffer: drop drm_gem_mmap_obj()'s reference. */
 		if (!ret)
@@ -209,6 +217,17 @@ static enum drm_gem_object_status rbln_bo_status(struct drm_gem_object *obj)
 }
 #endif
 
+/* Exported once, a buffer is never revoked: see rbln_bo_revoke(). */
+static struct dma_buf *rbln_bo_export(struct drm_gem_object *obj, int flags)
+{
+	struct rbln_bo *bo = to_rbln_bo(obj);
+
+	mutex_lock(&bo->lock);
+	bo->exported = true;
+	mutex_unlock(&bo->lock);
+	return drm_gem_prime_export(obj, flags);
+}
+
 /* Each file counts the device memory its handles hold, for LIST_CLIENTS. */
 static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
@@ -233,6 +252,7 @@ static const struct drm_gem_object_funcs rbln_bo_funcs = {
 #endif
 	.open = rbln_bo_open,
 	.close = rbln_bo_close,
+	.export = rbln_bo_export,
 	.free = rbln_bo_free,
 	.mmap = rbln_bo_mmap,
 	.get_sg_table = rbln_bo_get_sg_table,
@@ -320,6 +340,11 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, &args->handle);
 	drm_gem_object_put(&bo->base);
+	/* A revocation that ran meanwhile deleted the handles it could see. */
+	if (!ret && rbln_client_revoked(client)) {
+		drm_gem_handle_delete(file, args->handle);
+		ret = -ENODEV;
+	}
 	return ret;
 }
 

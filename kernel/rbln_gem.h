@@ -21,6 +21,7 @@ struct rbln_bo {
 	struct iosys_map import_map;	/* imported buffers: the exporter's vmap */
 	struct sg_table *sgt;		/* imported buffers: the mapping to give back */
 	bool accounted;			/* holds a capacity reservation */
+	bool exported;			/* a dma-buf was made of it: never revoked */
 	bool revoked;			/* reclaimed: no backing, CPU access faults */
 	u64 client_id;			/* the client that created it */
 	struct list_head link;		/* in rdev->bos: every buffer made here, not imported */
@@ -50,7 +51,8 @@ bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet);
 /*
  * Takes the memory away from a buffer whose client is reclaimed: CPU
  * mappings are zapped, backing and accounting freed.  Returns the device
- * memory freed.
+ * memory freed.  A buffer ever exported keeps its memory (importers and
+ * dma-buf mappings reach it outside this device's files).
  */
 u64 rbln_bo_revoke(struct rbln_bo *bo);
 

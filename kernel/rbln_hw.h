@@ -18,6 +18,8 @@ struct rbln_device;
 struct rbln_sku;
 
 #define RBLN_MAX_CHIPLETS	4
+/* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
+#define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 
 /* Identity of one device, fixed for its lifetime. */
 struct rbln_hw_info {

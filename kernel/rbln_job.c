@@ -111,12 +111,12 @@ static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
  * reference could go in between (refcount_t "addition on 0", seen with
  * threads submitting and waiting on one file).
  */
-static void rbln_job_forget(struct rbln_client *client, struct rbln_job *job)
+static void rbln_job_forget(struct rbln_client *client, u64 seqno, struct rbln_job *job)
 {
 	bool taken;
 
 	mutex_lock(&client->lock);
-	taken = xa_cmpxchg(&client->jobs, job->seqno, job, NULL, GFP_KERNEL) == job;
+	taken = xa_cmpxchg(&client->jobs, seqno, job, NULL, GFP_KERNEL) == job;
 	if (taken)
 		atomic_dec(&client->tracked);
 	mutex_unlock(&client->lock);
@@ -256,7 +256,7 @@ static void rbln_job_work(struct work_struct *work)
 	atomic_dec(&engine->queued);
 
 	if (!job->status)
-		rbln_job_forget(client, job);	/* succeeded: nobody needs to find it */
+		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
 	complete_all(&job->done);
 	if (atomic_dec_and_test(&client->inflight))
 		wake_up_all(&client->idle);
@@ -404,6 +404,8 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
 	lockdep_assert_held(&client->lock);
 	if (client->closing)
 		return -ENODEV;			/* revoked meanwhile */
+	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
+		return -EAGAIN;
 	rbln_job_trace(job, trace_rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
 		complete_all(&job->done);
@@ -434,7 +436,7 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE)
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;
+		return -EAGAIN;		/* early; checked again under the lock */
 	engine = rbln_submit_engine(rdev, args);
 	if (!engine)
 		return -EINVAL;
@@ -500,7 +502,7 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		args->timeout_ns = max_t(s64, 0, deadline - ktime_get_ns());
 	} else if (left > 0) {
 		args->status = job->status;
-		rbln_job_forget(client, job);	/* a failure is reported once */
+		rbln_job_forget(client, args->seqno, job);	/* a failure is reported once */
 	}
 	rbln_job_put(job);
 	return left < 0 ? left : left ? 0 : -ETIME;
@@ -521,9 +523,12 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 	WRITE_ONCE(client->closing, true);
 	mutex_unlock(&client->lock);
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
-	/* Revoke and close may drain at once: rbln_job_forget() puts each once. */
+	/*
+	 * Revoke and close may drain at once, and the victim may still WAIT:
+	 * @job is not ours to read until rbln_job_forget() took it (by index).
+	 */
 	xa_for_each(&client->jobs, seqno, job)
-		rbln_job_forget(client, job);
+		rbln_job_forget(client, seqno, job);
 }
 
 int rbln_engines_init(struct rbln_device *rdev)

@@ -71,8 +71,6 @@ void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta)
 	}
 }
 
-#define RBLN_WINDOW_SHIFT	40
-
 static unsigned int rbln_window(u32 chiplet)
 {
 	return chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? RBLN_MAX_CHIPLETS : chiplet;
@@ -99,7 +97,7 @@ int rbln_mem_init(struct rbln_device *rdev)
 			   w < rdev->nr_chiplets ? rdev->chiplets[w].memory_total : 0;
 
 		if (size)
-			drm_mm_init(&rdev->address_space[w], (u64)w << RBLN_WINDOW_SHIFT, size);
+			drm_mm_init(&rdev->address_space[w], w * RBLN_CHIPLET_WINDOW, size);
 	}
 	return drmm_add_action_or_reset(&rdev->drm, rbln_mem_fini, NULL);
 }
@@ -124,10 +122,14 @@ void rbln_address_free(struct rbln_device *rdev, struct drm_mm_node *address)
 	spin_unlock(&rdev->mem_lock);
 }
 
-/* Only @client_id holds it and it is not shared: a reclaim may take it. */
+/*
+ * Only @client_id holds it and it was never shared: a reclaim may take it.
+ * (rbln_bo_revoke() checks exported again under the buffer's lock.)
+ */
 static bool rbln_bo_exclusive(const struct rbln_bo *bo)
 {
-	return bo->base.handle_count <= 1 && !bo->base.dma_buf && !bo->base.import_attach;
+	return bo->base.handle_count <= 1 && !READ_ONCE(bo->exported) &&
+	       !rbln_bo_is_imported(bo);
 }
 
 u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id)

@@ -79,6 +79,7 @@ static struct device_driver rbln_sim_driver = {
 	.owner = THIS_MODULE,
 	.probe = rbln_sim_probe,
 	.remove = rbln_sim_remove,
+	.suppress_bind_attrs = true,	/* devices come and go through new_device/del_device */
 };
 
 static void rbln_sim_dev_release(struct device *dev)
@@ -179,6 +180,11 @@ int rbln_sim_parse_spec(const char *buf, unsigned int default_mib, struct rbln_s
 		goto out;
 	}
 	spec->memory = rbln_sim_memory(spec->sku, mib);
+	if (div_u64(spec->memory, spec->sku->chiplets) > RBLN_CHIPLET_WINDOW) {
+		pr_err("rbln_sim: new_device: MEMORY_MIB %u is over %llu per chiplet (%u chiplets)\n",
+		       mib, RBLN_CHIPLET_WINDOW / SZ_1M, spec->sku->chiplets);
+		goto out;
+	}
 	ret = 0;
 out:
 	argv_free(argv);

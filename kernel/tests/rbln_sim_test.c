@@ -34,6 +34,7 @@ static void rbln_sim_parse_invalid(struct kunit *test)
 	static const char *const bad[] = {
 		"", "\n", "rebel100", "x rebel100", "1", "1 rebel", "1 atom 0",
 		"1 atom 64 extra", "-1 atom", "1 atom abc", "1 atom 64x", "0x1 atom",
+		"1 atom 1048577",	/* over the 1 TiB address window of a chiplet */
 	};
 	struct rbln_sim_spec spec;
 	unsigned int i;

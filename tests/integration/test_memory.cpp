@@ -3,6 +3,8 @@
 // a killed process leaving nothing behind.
 #include <cstring>
 
+#include <fcntl.h>
+#include <linux/dma-heap.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -256,6 +258,77 @@ TEST_F(Memory, AddressesStayInTheirChipletsWindow)
 	EXPECT_EQ(info.device_address, 0u) << "host memory has no device address";
 	handles.push_back(host);
 	for (uint32_t h : handles)
+		EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+// CPU faults find the page by the mapping's offset, not by its start: after
+// the first page of a mapping is unmapped, the rest still shows its own bytes.
+TEST_F(Memory, FaultsFollowTheMappingsOffsetAfterASplit)
+{
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(fd_.get(), 8192, DRM_RBLN_BO_HOST, 0, &h), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	auto map = [&] {
+		return static_cast<char *>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+						fd_.get(), info.mmap_offset));
+	};
+	char *p = map();
+	ASSERT_NE(p, MAP_FAILED);
+	p[0] = 'A';
+	p[4096] = 'B';
+	munmap(p, 8192);
+
+	p = map();	// fresh: nothing faulted in yet
+	ASSERT_NE(p, MAP_FAILED);
+	ASSERT_EQ(munmap(p, 4096), 0);
+	EXPECT_EQ(p[4096], 'B') << "the second page shows the first one's bytes";
+	munmap(p + 4096, 4096);
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+// A buffer of another exporter (the system dma-heap, which sets no vm_ops on
+// its mappings) imported as host memory: DMA reaches its bytes through the
+// exporter's vmap, and mapping it through the rbln handle works and unmaps
+// cleanly (the kernel log is checked).
+TEST_F(Memory, ImportedHeapBufferIsReachedThroughItsExporter)
+{
+	Fd heap(::open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC));
+	if (!heap)
+		GTEST_SKIP() << "no system dma-heap in this kernel";
+	dma_heap_allocation_data alloc{};
+	alloc.len = 8192;
+	alloc.fd_flags = O_RDWR | O_CLOEXEC;
+	ASSERT_EQ(ioctl(heap.get(), DMA_HEAP_IOCTL_ALLOC, &alloc), 0) << strerror(errno);
+	Fd buf(int(alloc.fd));
+	auto *b = static_cast<char *>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, buf.get(), 0));
+	ASSERT_NE(b, MAP_FAILED);
+	memset(b, 0x5a, 8192);
+
+	uint32_t imported = 0, dev = 0, back = 0;
+	ASSERT_EQ(prime_import(fd_.get(), buf.get(), &imported), 0);
+	ASSERT_EQ(bo_create(fd_.get(), 8192, 0, 0, &dev), 0);
+	ASSERT_EQ(bo_create(fd_.get(), 8192, DRM_RBLN_BO_HOST, 0, &back), 0);
+	uint64_t seqno = 0;
+	ASSERT_EQ(submit(fd_.get(), DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {{imported, dev, 0, 0, 8192}}, &seqno), 0);
+	EXPECT_EQ(wait_job(fd_.get(), seqno), 0);
+	ASSERT_EQ(submit(fd_.get(), DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {{dev, back, 0, 0, 8192}}, &seqno), 0);
+	EXPECT_EQ(wait_job(fd_.get(), seqno), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), back, info), 0);
+	auto *q = static_cast<char *>(mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd_.get(), info.mmap_offset));
+	ASSERT_NE(q, MAP_FAILED);
+	EXPECT_EQ(q[0], 0x5a);
+	EXPECT_EQ(q[8191], 0x5a);
+	munmap(q, 8192);
+
+	ASSERT_EQ(bo_info(fd_.get(), imported, info), 0);
+	auto *r = static_cast<char *>(mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd_.get(), info.mmap_offset));
+	ASSERT_NE(r, MAP_FAILED) << "mapping the imported buffer through rbln: " << strerror(errno);
+	EXPECT_EQ(r[4096], 0x5a);
+	munmap(r, 8192);
+	munmap(b, 8192);
+	for (uint32_t h : {imported, dev, back})
 		EXPECT_EQ(gem_close(fd_.get(), h), 0);
 }
 

@@ -67,6 +67,37 @@ private:
 	std::string path_ = "/sys/fs/cgroup/rbln-test-" + std::to_string(::getpid());
 };
 
+sigjmp_buf probe_jump;
+
+void on_sigbus(int)
+{
+	siglongjmp(probe_jump, 1);
+}
+
+// Reads one byte; false if that raised SIGBUS.
+bool touch(const volatile uint8_t *p)
+{
+	struct sigaction sa{}, old{};
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	volatile bool readable = false;
+	if (sigsetjmp(probe_jump, 1) == 0) {
+		(void)*p;
+		readable = true;
+	}
+	sigaction(SIGBUS, &old, nullptr);
+	return readable;
+}
+
+// How many pages of [p, p + len) can still be read.
+size_t readable_pages(const volatile uint8_t *p, size_t len)
+{
+	size_t readable = 0;
+	for (size_t off = 0; off < len; off += 4096)
+		readable += touch(p + off);
+	return readable;
+}
+
 } // namespace
 
 // Small jobs run inside SUBMIT itself.  A forced reclaim must wait for them
@@ -172,6 +203,42 @@ TEST(Revoke, ReclaimDeletesTheClientsHandles)
 	EXPECT_EQ(reclaim(admin.get(), victim_id, DRM_RBLN_RECLAIM_FORCE), EALREADY);
 }
 
+// A buffer once exported stays whole through a reclaim of its creator:
+// importers and mappings of the dma-buf reach it outside the creator's file.
+TEST(Revoke, ReclaimLeavesExportedBuffersAlone)
+{
+	Fd victim = open_node(sim_device(0)->node), admin = open_node(sim_device(0)->node);
+	const uint64_t baseline = memory_used(admin.get());
+	uint32_t h = 0;
+	ASSERT_EQ(bo_create(victim.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &h), 0);
+	int dmabuf = -1;
+	ASSERT_EQ(prime_export(victim.get(), h, &dmabuf), 0);
+	Fd buf(dmabuf);
+	ASSERT_EQ(gem_close(victim.get(), h), 0) << "only the dma-buf holds it now";
+	// Mapping a dma-buf of rbln works where the kernel has dma-buf mmap (not 6.1).
+	auto *p = static_cast<volatile uint8_t *>(mmap(nullptr, kMiB, PROT_READ | PROT_WRITE,
+		MAP_SHARED, buf.get(), 0));
+	if (p != MAP_FAILED)
+		p[4096] = 0xa5;
+
+	uint64_t victim_id = 0;
+	for (const auto &c : list_clients(admin.get()))
+		if (!(c.flags & DRM_RBLN_CLIENT_SELF) && c.creator_pid == uint32_t(::getpid()))
+			victim_id = c.client_id;
+	ASSERT_NE(victim_id, 0u);
+	uint64_t freed = 1;
+	ASSERT_EQ(reclaim(admin.get(), victim_id, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
+	EXPECT_EQ(freed, 0u);
+	EXPECT_EQ(memory_used(admin.get()), baseline + kMiB) << "still held by the dma-buf";
+	if (p != MAP_FAILED) {
+		EXPECT_TRUE(touch(p + 4096)) << "the dma-buf's mapping lost its page";
+		EXPECT_EQ(p[4096], 0xa5);
+		munmap(const_cast<uint8_t *>(p), kMiB);
+	}
+	buf.reset();
+	EXPECT_EQ(memory_used(admin.get()), baseline);
+}
+
 // Backing is charged to the memory cgroup of the process that places it
 // (eager at creation, lazy when its first job is submitted, host memory
 // too), and a reclaim gives all of it back, host buffers included.
@@ -219,35 +286,6 @@ TEST(Revoke, BackingIsChargedToTheCallersCgroupAndReclaimFreesIt)
 	EXPECT_GE(before - cg.current(), 31 * kMiB) << "device and host backing given back";
 }
 
-namespace {
-
-sigjmp_buf probe_jump;
-
-void on_sigbus(int)
-{
-	siglongjmp(probe_jump, 1);
-}
-
-// Reads one byte; false if that raised SIGBUS (on_sigbus must be the handler).
-bool touch(const volatile uint8_t *p)
-{
-	if (sigsetjmp(probe_jump, 1))
-		return false;
-	(void)*p;
-	return true;
-}
-
-// How many pages of [p, p + len) can still be read.
-size_t readable_pages(const volatile uint8_t *p, size_t len)
-{
-	size_t readable = 0;
-	for (size_t off = 0; off < len; off += 4096)
-		readable += touch(p + off);
-	return readable;
-}
-
-} // namespace
-
 // A reclaim racing first touches of a mapping: afterwards no page of it may
 // still be mapped (a fault used to map its page after dropping the lock a
 // revocation takes, so the zap could miss it).
@@ -274,9 +312,6 @@ TEST(Revoke, ReclaimRacingPageFaultsLeavesNoPageMapped)
 			if (p == MAP_FAILED)
 				_exit(1);
 			ready();
-			struct sigaction sa{};
-			sa.sa_handler = on_sigbus;
-			sigaction(SIGBUS, &sa, nullptr);
 			// First touches, page by page, until the reclaim is over.
 			for (size_t off = 0; off < kSize && !sh->reclaimed; off += 4096) {
 				touch(p + off);

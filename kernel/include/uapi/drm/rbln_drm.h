@@ -297,7 +297,7 @@ struct drm_rbln_client_usage {
  * DRM_IOCTL_RBLN_RELEASE or until the file is closed (a dead process's files
  * close with it).  Meanwhile every other open file's BO_CREATE and SUBMIT
  * fail with -EBUSY (queries, WAIT and the buffers they already have still
- * work).  Acquiring again is a no-op.  -EBUSY: another open file holds it
+ * work; jobs they submitted before the acquisition still run).  Acquiring again is a no-op.  -EBUSY: another open file holds it
  * (LIST_CLIENTS says which).  RELEASE: -EINVAL if this file does not
  * hold it.  Both: -EINVAL for non-zero flags or reserved.
  */
@@ -319,7 +319,8 @@ struct drm_rbln_client {
 	__u32 uid;		/* its owner, in the caller's user namespace */
 	__u32 flags;		/* DRM_RBLN_CLIENT_* */
 	__u32 reserved;
-	__u64 device_memory;	/* bytes of device memory its buffers take */
+	__u64 device_memory;	/* bytes of device memory of the buffers its handles hold
+				 * (a buffer shared by two files counts for both) */
 	__u64 idle_ns;		/* since it last allocated, submitted or acquired */
 	char  creator_comm[16];	/* command name of the creator */
 };
