@@ -147,6 +147,7 @@ NpuInfo find_npu(const std::string &spec)
 	for (const auto &npu : npus)
 		if (std::to_string(npu.index) == spec || npu.uuid == lower || npu.pci_bus_id == lower)
 			return npu;
+	detail::fail_unless_driver_loaded(fmt::format("no NPU matches '{}'", spec));
 	std::vector<std::string> known;
 	for (const auto &npu : npus)
 		known.push_back(fmt::format("{} ({}, {})", npu.index, npu.pci_bus_id, npu.uuid));
@@ -166,6 +167,11 @@ static std::vector<PhysicalNpu> physical_npus()
 Plan logical_devices()
 {
 	return plan_or_warning(physical_npus(), GroupingEnv::from_process());
+}
+
+void check_logical_devices()
+{
+	make_plan(physical_npus(), GroupingEnv::from_process());
 }
 
 std::string device_summary()
