@@ -89,7 +89,7 @@ Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets)
 	Snapshot snap;
 	snap.driver_version = read_attr("/sys/module/rbln", "version");
 	if (snap.driver_version.empty())
-		throw Error(Errc::no_device, ENODEV,
+		throw Error(Errc::driver_not_loaded, ENOENT,
 			    "the rbln driver is not loaded (modprobe rbln; check dkms status and dmesg)");
 	if (ids.empty() && !chiplets)
 		if (auto fast = snapshot_by_ioctl(snap.driver_version))

@@ -15,6 +15,8 @@ std::string render_table(const Snapshot &snap, bool full);
 std::string render_json(const Snapshot &snap);
 // --query: one line per NPU.
 std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header);
+// --query -j: an array with one object of those fields per NPU, typed.
+std::string render_query_json(const Snapshot &snap, const std::vector<std::string> &fields);
 
 // dmon: a header (with @header) and one line per NPU.
 std::string render_dmon(const Snapshot &snap, bool header);
