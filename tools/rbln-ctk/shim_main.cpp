@@ -121,8 +121,8 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 	bool spec_edits_applied = false;
 	std::vector<NpuInfo> from_cdi;
 	for (const auto &name : cdi_names) {
+		json edits = cdi_device_edits(name);	// throws for a name no spec has
 		from_cdi = merge_npus(from_cdi, npus_from_env(host, name).value_or(std::vector<NpuInfo>{}));
-		json edits = cdi_device_edits(name);
 		oci_apply_cdi_edits(config, edits["device"], fmt::format("{}={}", kCdiKind, name));
 		if (!spec_edits_applied)
 			oci_apply_cdi_edits(config, edits["spec"], kCdiKind);
