@@ -91,6 +91,22 @@ TEST(SmiOptions, QueryWithJsonKeepsTheFields)
 	EXPECT_EQ(o->query_fields, std::vector<std::string>{"name"});
 }
 
+TEST(SmiOptions, VendorJsonFormat)
+{
+	auto o = parse_options({"--json-format", "vendor"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_TRUE(o->json) << "implies -j";
+	EXPECT_TRUE(o->vendor_json);
+	o = parse_options({"-j", "--json-format", "rbln"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_FALSE(o->vendor_json);
+	auto r = parse_options({"-j", "--json-format", "nvidia"});
+	EXPECT_EQ(r.error, "--json-format: nvidia not in {rbln,vendor} (see rbln-smi --help)");
+	r = parse_options({"--query", "npu", "--json-format", "vendor"});
+	EXPECT_FALSE(r.options);
+	EXPECT_NE(r.error.find("excludes"), std::string::npos) << r.error;
+}
+
 TEST(SmiOptions, EveryCommandHasItsHelp)
 {
 	for (const char *cmd : {"events", "dmon", "topo", "diagnose", "triage", "selftest", "reset"}) {

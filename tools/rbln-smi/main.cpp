@@ -31,11 +31,13 @@ int exit_code(const rbln::Error &e)
 int show(const Options &o)
 {
 	do {
-		Snapshot snap = take_snapshot(o.ids, o.full || o.json);
+		Snapshot snap = take_snapshot(o.ids, o.full || (o.json && !o.vendor_json));
 		if (o.command == Command::query && o.csv)
 			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_header));
 		else if (o.command == Command::query)
 			fmt::print("{}", render_query_json(snap, o.query_fields));
+		else if (o.vendor_json)
+			fmt::print("{}", render_vendor_json(snap));
 		else if (o.json)
 			fmt::print("{}", render_json(snap));
 		else

@@ -90,6 +90,13 @@ void build(CLI::App &app, Options &o, std::string &format)
 				"-l,--loop", [&o](const double &s) { o.loop_seconds = s; },
 				"repeat every SECONDS until interrupted")
 			     ->check(seconds_up_to(86400));
+	auto *json_format = app.add_option_function<std::string>(
+				       "--json-format",
+				       [&o](const std::string &f) { o.json = true, o.vendor_json = f == "vendor"; },
+				       "JSON keys and types: rbln (default, versioned) or vendor (the "
+				       "vendor's rbln-smi -j); implies -j")
+				    ->check(CLI::IsMember({"rbln", "vendor"}))
+				    ->excludes(query);
 	auto *groups = app.add_flag_callback("-g,--groups", [&o] { o.command = Command::groups; },
 					     "logical devices of this environment (RBLN_VISIBLE_DEVICES, "
 					     "RBLN_NPUS_PER_DEVICE, RBLN_DEVICE_MAP); exit 2 if they are "
@@ -97,9 +104,9 @@ void build(CLI::App &app, Options &o, std::string &format)
 	auto *reclaim = app.add_flag_callback("--reclaim", [&o] { o.command = Command::reclaim; },
 					      "reclaim stale clients (their process exited but the file "
 					      "lives on): root any, others their own; with -i");
-	for (auto *other : {full, ids, json, query, fmt_opt, loop, reclaim})
+	for (auto *other : {full, ids, json, json_format, query, fmt_opt, loop, reclaim})
 		groups->excludes(other);
-	for (auto *other : {full, json, query, fmt_opt, loop})
+	for (auto *other : {full, json, json_format, query, fmt_opt, loop})
 		reclaim->excludes(other);
 	full->excludes(query);
 

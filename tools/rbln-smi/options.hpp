@@ -28,6 +28,7 @@ struct Options {
 	Command command = Command::show;
 	bool full = false;			// -q
 	bool json = false;			// -j
+	bool vendor_json = false;		// --json-format vendor
 	std::vector<std::string> ids;		// -i
 	std::vector<std::string> query_fields;	// --query
 	bool csv = false, csv_header = true;	// --format csv[,noheader]

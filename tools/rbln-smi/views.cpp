@@ -177,6 +177,39 @@ std::string render_json(const Snapshot &snap)
 	return doc.dump(2) + "\n";
 }
 
+std::string render_vendor_json(const Snapshot &snap)
+{
+	using nlohmann::json;
+	json devices = json::array(), contexts = json::array();
+	for (const auto &d : snap.devices)
+		devices.push_back({
+			{"npu", d.npu.index},
+			{"name", d.npu.name},
+			{"uuid", d.npu.uuid},
+			{"device", fmt::format("rbln{}", d.npu.index)},
+			{"status", d.npu.status},
+			{"fw_ver", d.firmware_version},
+			// Simulated NPUs have no PCI link to report.
+			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node},
+				 {"link_speed", nullptr}, {"link_width", nullptr}}},
+			{"temperature", d.temperature_c},
+			{"card_power", std::round(d.power_w * 10) / 10},
+			{"pstate", d.pstate},
+			// The vendor's types: bytes as decimal strings.
+			{"memory", {{"used", std::to_string(d.memory_used)},
+				    {"total", std::to_string(d.npu.memory_total)}}},
+			{"util", d.utilization},
+		});
+	for (const auto &c : snap.contexts)
+		contexts.push_back({{"ctx_id", c.client.client_id},
+				    {"npu", c.npu},
+				    {"pid", c.client.creator_pid},
+				    {"cmd", c.client.creator_comm},
+				    {"memory", std::to_string(c.client.device_memory)}});
+	json doc = {{"KMD_version", snap.driver_version}, {"devices", devices}, {"contexts", contexts}};
+	return doc.dump(2) + "\n";
+}
+
 std::string render_dmon(const Snapshot &snap, bool header)
 {
 	std::string out;
