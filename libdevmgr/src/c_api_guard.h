@@ -9,6 +9,7 @@
 #include <string>
 
 #include "device_state.h"
+#include "rbln/enumerate.hpp"
 
 struct rbln_device {
 	rbln::Device device;
@@ -53,6 +54,8 @@ RBLN_FIRST_SIZE(rbln_memory_usage, placed);
 RBLN_FIRST_SIZE(rbln_npu_info, status);
 RBLN_FIRST_SIZE(rbln_client_info, creator_comm);
 RBLN_FIRST_SIZE(rbln_event, bytes);
+RBLN_FIRST_SIZE(rbln_device_status, busy_ns);
+RBLN_FIRST_SIZE(rbln_engine_figures, reserved);
 #undef RBLN_FIRST_SIZE
 
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
@@ -83,6 +86,9 @@ void copy_out(T full, void *dst, size_t their_size)
 	if (their_size > sizeof(T))
 		std::memset(out + sizeof(T), 0, their_size - sizeof(T));
 }
+
+// Fills a caller's rbln_npu_info (c_api_management.cpp).
+void put_npu(const NpuInfo &npu, rbln_npu_info *info);
 
 inline void copy_string(char *dst, size_t size, const std::string &src)
 {

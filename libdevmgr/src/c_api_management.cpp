@@ -13,6 +13,25 @@ struct rbln_event_listener {
 	rbln::EventListener listener;
 };
 
+namespace rbln::capi {
+
+void put_npu(const NpuInfo &n, rbln_npu_info *info)
+{
+	rbln_npu_info full{};
+	full.index = n.index;
+	full.chiplet_count = n.chiplet_count;
+	full.memory_total = n.memory_total;
+	full.node_present = n.node_present;
+	copy_string(full.node, sizeof(full.node), n.node);
+	copy_string(full.name, sizeof(full.name), n.name);
+	copy_string(full.uuid, sizeof(full.uuid), n.uuid);
+	copy_string(full.pci_bus_id, sizeof(full.pci_bus_id), n.pci_bus_id);
+	copy_string(full.status, sizeof(full.status), n.status);
+	copy_out(full, info, info->struct_size);
+}
+
+} // namespace rbln::capi
+
 using rbln::capi::copy_out;
 using rbln::capi::copy_string;
 using rbln::capi::guarded;
@@ -37,18 +56,7 @@ rbln_status rbln_npu_get(size_t i, rbln_npu_info *info)
 		if (i >= npus.size())
 			rbln::detail::fail(ENOENT, fmt::format("rbln_npu_get: NPU position {} does not exist "
 							       "(this host has {})", i, npus.size()));
-		const auto &n = npus[i];
-		rbln_npu_info full{};
-		full.index = n.index;
-		full.chiplet_count = n.chiplet_count;
-		full.memory_total = n.memory_total;
-		full.node_present = n.node_present;
-		copy_string(full.node, sizeof(full.node), n.node);
-		copy_string(full.name, sizeof(full.name), n.name);
-		copy_string(full.uuid, sizeof(full.uuid), n.uuid);
-		copy_string(full.pci_bus_id, sizeof(full.pci_bus_id), n.pci_bus_id);
-		copy_string(full.status, sizeof(full.status), n.status);
-		copy_out(full, info, info->struct_size);
+		rbln::capi::put_npu(npus[i], info);
 	});
 }
 

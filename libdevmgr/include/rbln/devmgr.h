@@ -206,6 +206,44 @@ RBLN_API rbln_status rbln_device_clients(const rbln_device *device, rbln_client_
 RBLN_API rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int force,
 					 uint64_t *freed_bytes);
 
+/* ---- Lookup, status and engine figures ---- */
+
+/* Finds an NPU by index ("1"), uuid or PCI bus id ("0000:02:00.0"). */
+RBLN_API rbln_status rbln_npu_find(const char *spec, rbln_npu_info *info);
+
+typedef struct rbln_device_status {
+	size_t struct_size;		/* in: sizeof(rbln_device_status) */
+	char status[16];		/* READY, BUSY, INIT, FAULT, FINISH */
+	int32_t temperature_mc;		/* millidegrees Celsius */
+	uint32_t pstate;		/* P-state: 2 working, 14 idle */
+	double power_w;
+	uint32_t utilization;		/* percent busy in the last sampling window */
+	uint32_t reserved;
+	uint64_t memory_total, memory_used, memory_placed;	/* bytes */
+	uint64_t busy_ns;		/* time any engine ran a job */
+} rbln_device_status;
+
+/* The changing figures of an open device, in one ioctl. */
+RBLN_API rbln_status rbln_device_get_status(const rbln_device *device, rbln_device_status *status);
+/* The same figures of NPU @spec from sysfs, without opening it (works outside group rbln). */
+RBLN_API rbln_status rbln_npu_get_status(const char *spec, rbln_device_status *status);
+
+typedef struct rbln_engine_figures {
+	size_t struct_size;		/* in: sizeof(rbln_engine_figures) */
+	uint32_t chiplet;
+	rbln_engine engine;
+	uint64_t busy_ns;		/* time the engine spent running jobs */
+	uint32_t chiplet_engine_resets;	/* engine resets of its chiplet */
+	uint32_t reserved;
+} rbln_engine_figures;
+
+/*
+ * One entry per engine present on each chiplet of NPU @spec, chiplet by
+ * chiplet; *count: how many exist.  engines[0].struct_size is the element size.
+ */
+RBLN_API rbln_status rbln_npu_engines(const char *spec, rbln_engine_figures *engines,
+				      size_t capacity, size_t *count);
+
 /* ---- Driver events ---- */
 
 typedef struct rbln_event_listener rbln_event_listener;
