@@ -349,11 +349,14 @@ TEST(Devmgr, CApiLookupStatusAndEngines)
 	st.struct_size = from_sysfs.struct_size = sizeof(rbln_device_status);
 	ASSERT_EQ(rbln_device_get_status(dev, &st), RBLN_OK) << rbln_last_error();
 	ASSERT_EQ(rbln_npu_get_status("1", &from_sysfs), RBLN_OK) << rbln_last_error();
+	// Sensors follow recent work (earlier tests), so only their range is fixed.
 	for (const auto *s : {&st, &from_sysfs}) {
 		EXPECT_STREQ(s->status, "READY");
-		EXPECT_EQ(s->temperature_mc, 32000);
-		EXPECT_EQ(s->pstate, 14u);
-		EXPECT_DOUBLE_EQ(s->power_w, 60.0);
+		EXPECT_GE(s->temperature_mc, 30000);
+		EXPECT_LE(s->temperature_mc, 100000);
+		EXPECT_TRUE(s->pstate == 2 || s->pstate == 14) << s->pstate;
+		EXPECT_GE(s->power_w, 60.0);
+		EXPECT_LE(s->utilization, 100u);
 		EXPECT_EQ(s->memory_total, 64ull << 20);
 		EXPECT_EQ(s->memory_used, 1ull << 20);
 		EXPECT_EQ(s->memory_placed, 1ull << 20);

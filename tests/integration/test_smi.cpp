@@ -142,6 +142,20 @@ TEST(Smi, GroupsFollowTheEnvironment)
 	unsetenv("RBLN_NPUS_PER_DEVICE");
 	EXPECT_EQ(r.out, "Logical Device | Physical NPU IDs | Status\n"
 			 "0              | 0, 1             | Active (Aggregated)\n");
+	EXPECT_EQ(r.exit, 0);
+
+	// A bad configuration: the error, and a status a script can check.
+	setenv("RBLN_NPUS_PER_DEVICE", "3", 1);
+	r = smi("-g");
+	unsetenv("RBLN_NPUS_PER_DEVICE");
+	EXPECT_EQ(r.exit, 2) << r.out;
+	EXPECT_NE(r.out.find("rbln-smi: RBLN_NPUS_PER_DEVICE='3': must be one of 1, 2, 4, 8, 16 or 32"),
+		  std::string::npos) << r.out;
+	setenv("RBLN_VISIBLE_DEVICES", "all", 1);
+	r = smi("-g");
+	unsetenv("RBLN_VISIBLE_DEVICES");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("1              | 1                | Active\n"), std::string::npos) << r.out;
 }
 
 TEST(Smi, EventsStreamUntilCount)
