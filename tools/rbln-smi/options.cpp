@@ -28,7 +28,7 @@ const CLI::Validator kWholeNumber(
 			return fmt::format("'{}' is not a whole number", s);
 		return {};
 	},
-	"WHOLE");
+	"");
 
 // Seconds in (0, @max]: a decimal number, nothing after it.
 CLI::Validator seconds_up_to(double max)
@@ -41,7 +41,7 @@ CLI::Validator seconds_up_to(double max)
 				return fmt::format("'{}' is not a number of seconds in (0, {}]", s, max);
 			return {};
 		},
-		"SECONDS");
+		"");
 }
 
 // -i LIST on the main command and on the subcommands that take it.
@@ -66,7 +66,8 @@ CLI::Option *add_count(CLI::App &app, Options &o, const char *what)
 	return app.add_option_function<unsigned>(
 			  "--count", [&o](const unsigned &n) { o.count = n; }, what)
 		->check(kWholeNumber)
-		->check(CLI::Range(1u, 1000000u));
+		->check(CLI::Range(1u, 1000000u).description("1..1000000"))
+		->type_name("N");
 }
 
 void build(CLI::App &app, Options &o, std::string &format)
@@ -89,7 +90,8 @@ void build(CLI::App &app, Options &o, std::string &format)
 	auto *loop = app.add_option_function<double>(
 				"-l,--loop", [&o](const double &s) { o.loop_seconds = s; },
 				"repeat every SECONDS until interrupted")
-			     ->check(seconds_up_to(86400));
+			     ->check(seconds_up_to(86400))
+			     ->type_name("SECONDS");
 	auto *json_format = app.add_option_function<std::string>(
 				       "--json-format",
 				       [&o](const std::string &f) { o.json = true, o.vendor_json = f == "vendor"; },
@@ -118,13 +120,15 @@ void build(CLI::App &app, Options &o, std::string &format)
 		      "--timeout", [&o](const unsigned &s) { o.timeout_seconds = s; },
 		      "stop after SECONDS")
 		->check(kWholeNumber)
-		->check(CLI::Range(1u, 1000000u));
+		->check(CLI::Range(1u, 1000000u).description("1..1000000"))
+		->type_name("SECONDS");
 
 	auto *dmon = app.add_subcommand("dmon", "one line per NPU every -d SECONDS, --count N times");
 	dmon->callback([&o] { o.command = Command::dmon; });
 	add_ids(*dmon, o);
 	dmon->add_option("-d,--delay", o.delay_seconds, "interval in seconds (default 1)")
-		->check(seconds_up_to(3600));
+		->check(seconds_up_to(3600))
+		->type_name("SECONDS");
 	add_count(*dmon, o, "stop after N samples");
 
 	auto *topo = app.add_subcommand("topo", "chiplets of each NPU and how they connect "
