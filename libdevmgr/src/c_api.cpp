@@ -21,11 +21,18 @@ std::string &last_error()
 
 } // namespace rbln::capi
 
+using rbln::capi::copy_out;
 using rbln::capi::copy_string;
 using rbln::capi::guarded;
 using rbln::capi::invalid;
+using rbln::capi::size_ok;
 
 extern "C" {
+
+const char *rbln_library_version(void)
+{
+	return RBLN_DEVMGR_VERSION;
+}
 
 const char *rbln_status_string(rbln_status status)
 {
@@ -44,6 +51,8 @@ const char *rbln_status_string(rbln_status status)
 	case RBLN_ERR_CANCELED: return "job cancelled";
 	case RBLN_ERR_SYSTEM: return "system error";
 	case RBLN_ERR_ABI_MISMATCH: return "driver/library ABI mismatch";
+	case RBLN_ERR_DRIVER_NOT_LOADED: return "rbln driver not loaded";
+	case RBLN_ERR_NOT_SUPPORTED: return "not supported by the driver or kernel";
 	}
 	return "unknown status";
 }
@@ -74,29 +83,33 @@ void rbln_device_close(rbln_device *device)
 
 rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *info)
 {
-	if (!device || !info || info->struct_size < sizeof(rbln_device_info))
+	if (!device || !info || !size_ok<rbln_device_info>(info->struct_size))
 		return invalid("rbln_device_get_info: NULL argument or struct_size too small");
 	const rbln::DeviceInfo &i = device->device.info();
-	info->index = i.index;
-	info->chiplet_count = i.chiplet_count;
-	info->memory_total = i.memory_total;
-	info->capabilities = i.capabilities;
-	copy_string(info->name, sizeof(info->name), i.name);
-	copy_string(info->uuid, sizeof(info->uuid), i.uuid);
-	copy_string(info->pci_bus_id, sizeof(info->pci_bus_id), i.pci_bus_id);
-	copy_string(info->driver_version, sizeof(info->driver_version), i.driver_version);
+	rbln_device_info full{};
+	full.index = i.index;
+	full.chiplet_count = i.chiplet_count;
+	full.memory_total = i.memory_total;
+	full.capabilities = i.capabilities;
+	copy_string(full.name, sizeof(full.name), i.name);
+	copy_string(full.uuid, sizeof(full.uuid), i.uuid);
+	copy_string(full.pci_bus_id, sizeof(full.pci_bus_id), i.pci_bus_id);
+	copy_string(full.driver_version, sizeof(full.driver_version), i.driver_version);
+	copy_out(full, info, info->struct_size);
 	return RBLN_OK;
 }
 
 rbln_status rbln_device_memory(const rbln_device *device, int chiplet, rbln_memory_usage *usage)
 {
-	if (!device || !usage || usage->struct_size < sizeof(rbln_memory_usage))
+	if (!device || !usage || !size_ok<rbln_memory_usage>(usage->struct_size))
 		return invalid("rbln_device_memory: NULL argument or struct_size too small");
 	return guarded([&] {
 		auto m = chiplet < 0 ? device->device.memory() : device->device.memory(uint32_t(chiplet));
-		usage->total = m.total;
-		usage->used = m.used;
-		usage->placed = m.placed;
+		rbln_memory_usage full{};
+		full.total = m.total;
+		full.used = m.used;
+		full.placed = m.placed;
+		copy_out(full, usage, usage->struct_size);
 	});
 }
 

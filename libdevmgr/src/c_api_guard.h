@@ -2,11 +2,14 @@
 // becomes an rbln_status plus the thread's last-error message.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "device_state.h"
+#include "rbln/enumerate.hpp"
 
 struct rbln_device {
 	rbln::Device device;
@@ -40,6 +43,52 @@ inline rbln_status invalid(const char *what)
 	last_error() = what;
 	return RBLN_ERR_INVALID_ARGUMENT;
 }
+
+// The size each versioned struct had when first published: the smallest
+// struct_size a caller may give.
+template <typename T> constexpr size_t first_size = 0;
+#define RBLN_FIRST_SIZE(type, last_field) \
+	template <> constexpr size_t first_size<type> = offsetof(type, last_field) + sizeof(type::last_field)
+RBLN_FIRST_SIZE(rbln_device_info, driver_version);
+RBLN_FIRST_SIZE(rbln_memory_usage, placed);
+RBLN_FIRST_SIZE(rbln_npu_info, status);
+RBLN_FIRST_SIZE(rbln_client_info, creator_comm);
+RBLN_FIRST_SIZE(rbln_event, bytes);
+RBLN_FIRST_SIZE(rbln_device_status, busy_ns);
+RBLN_FIRST_SIZE(rbln_engine_figures, reserved);
+#undef RBLN_FIRST_SIZE
+
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+constexpr uint64_t grown_marker = 0x600df1e1d;
+#endif
+
+// Whether a caller's struct of @their_size can take a T.
+template <typename T>
+bool size_ok(size_t their_size)
+{
+	static_assert(offsetof(T, struct_size) == 0 && first_size<T> > 0);
+	return their_size >= first_size<T>;
+}
+
+// Writes @full into a caller's struct of @their_size: the common prefix (the
+// caller's struct_size left as it is), and zeroes a newer caller's tail.
+template <typename T>
+void copy_out(T full, void *dst, size_t their_size)
+{
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH	// the ABI test's build fills its added field
+	if constexpr (requires { full.grown; })
+		full.grown = grown_marker;
+#endif
+	constexpr size_t head = sizeof(full.struct_size);
+	auto *out = static_cast<std::byte *>(dst);
+	size_t common = std::min(their_size, sizeof(T));
+	std::memcpy(out + head, reinterpret_cast<const std::byte *>(&full) + head, common - head);
+	if (their_size > sizeof(T))
+		std::memset(out + sizeof(T), 0, their_size - sizeof(T));
+}
+
+// Fills a caller's rbln_npu_info (c_api_management.cpp).
+void put_npu(const NpuInfo &npu, rbln_npu_info *info);
 
 inline void copy_string(char *dst, size_t size, const std::string &src)
 {

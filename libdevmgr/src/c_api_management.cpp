@@ -13,9 +13,30 @@ struct rbln_event_listener {
 	rbln::EventListener listener;
 };
 
+namespace rbln::capi {
+
+void put_npu(const NpuInfo &n, rbln_npu_info *info)
+{
+	rbln_npu_info full{};
+	full.index = n.index;
+	full.chiplet_count = n.chiplet_count;
+	full.memory_total = n.memory_total;
+	full.node_present = n.node_present;
+	copy_string(full.node, sizeof(full.node), n.node);
+	copy_string(full.name, sizeof(full.name), n.name);
+	copy_string(full.uuid, sizeof(full.uuid), n.uuid);
+	copy_string(full.pci_bus_id, sizeof(full.pci_bus_id), n.pci_bus_id);
+	copy_string(full.status, sizeof(full.status), n.status);
+	copy_out(full, info, info->struct_size);
+}
+
+} // namespace rbln::capi
+
+using rbln::capi::copy_out;
 using rbln::capi::copy_string;
 using rbln::capi::guarded;
 using rbln::capi::invalid;
+using rbln::capi::size_ok;
 
 extern "C" {
 
@@ -28,23 +49,14 @@ rbln_status rbln_npu_count(size_t *count)
 
 rbln_status rbln_npu_get(size_t i, rbln_npu_info *info)
 {
-	if (!info || info->struct_size < sizeof(rbln_npu_info))
+	if (!info || !size_ok<rbln_npu_info>(info->struct_size))
 		return invalid("rbln_npu_get: info is NULL or struct_size too small");
 	return guarded([&] {
 		auto npus = rbln::enumerate_npus();
 		if (i >= npus.size())
 			rbln::detail::fail(ENOENT, fmt::format("rbln_npu_get: NPU position {} does not exist "
 							       "(this host has {})", i, npus.size()));
-		const auto &n = npus[i];
-		info->index = n.index;
-		info->chiplet_count = n.chiplet_count;
-		info->memory_total = n.memory_total;
-		info->node_present = n.node_present;
-		copy_string(info->node, sizeof(info->node), n.node);
-		copy_string(info->name, sizeof(info->name), n.name);
-		copy_string(info->uuid, sizeof(info->uuid), n.uuid);
-		copy_string(info->pci_bus_id, sizeof(info->pci_bus_id), n.pci_bus_id);
-		copy_string(info->status, sizeof(info->status), n.status);
+		rbln::capi::put_npu(npus[i], info);
 	});
 }
 
@@ -104,15 +116,16 @@ rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *cli
 {
 	if (!device || !count || (capacity && !clients))
 		return invalid("rbln_device_clients: NULL argument");
-	for (size_t i = 0; i < capacity; i++)
-		if (clients[i].struct_size < sizeof(rbln_client_info))
-			return invalid("rbln_device_clients: struct_size too small");
+	// The caller's element size, which may differ from ours.
+	size_t stride = capacity ? clients->struct_size : 0;
+	if (capacity && !size_ok<rbln_client_info>(stride))
+		return invalid("rbln_device_clients: clients[0].struct_size too small");
 	return guarded([&] {
 		auto list = device->device.clients();
 		*count = list.size();
 		for (size_t i = 0; i < list.size() && i < capacity; i++) {
 			const auto &c = list[i];
-			rbln_client_info &o = clients[i];
+			rbln_client_info o{};
 			o.client_id = c.client_id;
 			o.creator_pid = c.creator_pid;
 			o.uid = c.uid;
@@ -123,6 +136,7 @@ rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *cli
 			o.device_memory = c.device_memory;
 			o.idle_ns = uint64_t(c.idle.count());
 			copy_string(o.creator_comm, sizeof(o.creator_comm), c.creator_comm);
+			copy_out(o, reinterpret_cast<std::byte *>(clients) + i * stride, stride);
 		}
 	});
 }
@@ -158,19 +172,21 @@ int rbln_event_listener_fd(const rbln_event_listener *listener)
 
 rbln_status rbln_event_next(rbln_event_listener *listener, int timeout_ms, rbln_event *event)
 {
-	if (!listener || !event || event->struct_size < sizeof(rbln_event))
+	if (!listener || !event || !size_ok<rbln_event>(event->struct_size))
 		return invalid("rbln_event_next: NULL argument or struct_size too small");
 	return guarded([&] {
 		auto ev = listener->listener.next(std::chrono::milliseconds(timeout_ms));
 		if (!ev)
 			rbln::detail::fail(ETIME, fmt::format("no rbln event within {} ms", timeout_ms));
-		event->type = rbln_event_type(ev->type);
-		event->device = ev->device;
-		event->chiplet = ev->chiplet ? int32_t(*ev->chiplet) : -1;
-		event->engine = ev->engine ? int32_t(*ev->engine) : -1;
-		event->pid = ev->pid ? int32_t(*ev->pid) : -1;
-		event->client = ev->client.value_or(0);
-		event->bytes = ev->bytes.value_or(0);
+		rbln_event full{};
+		full.type = rbln_event_type(ev->type);
+		full.device = ev->device;
+		full.chiplet = ev->chiplet ? int32_t(*ev->chiplet) : -1;
+		full.engine = ev->engine ? int32_t(*ev->engine) : -1;
+		full.pid = ev->pid ? int32_t(*ev->pid) : -1;
+		full.client = ev->client.value_or(0);
+		full.bytes = ev->bytes.value_or(0);
+		copy_out(full, event, event->struct_size);
 	});
 }
 

@@ -60,6 +60,8 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 	state->fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
 	if (state->fd < 0) {
 		int err = errno;
+		if (err == ENOENT)
+			detail::fail_unless_driver_loaded(fmt::format("cannot open {}", path));
 		fail(err, fmt::format("cannot open {}: {}", path, open_hint(err, index)));
 	}
 

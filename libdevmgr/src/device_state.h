@@ -25,6 +25,9 @@ struct DeviceState {
 };
 
 [[noreturn]] void fail(int err, const std::string &message);
+// Called when a node or the event family is missing, so that "no driver" is
+// told apart from "no such NPU".
+void fail_unless_driver_loaded(const std::string &what);	// throws Errc::driver_not_loaded
 std::string errno_text(int err);
 const char *engine_name(Engine engine);
 std::string bytes_text(uint64_t bytes);	// "16 MiB", "1.5 GiB", "4095 B"

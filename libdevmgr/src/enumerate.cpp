@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <mutex>
 
 #include <dirent.h>
 #include <libudev.h>
@@ -147,6 +148,7 @@ NpuInfo find_npu(const std::string &spec)
 	for (const auto &npu : npus)
 		if (std::to_string(npu.index) == spec || npu.uuid == lower || npu.pci_bus_id == lower)
 			return npu;
+	detail::fail_unless_driver_loaded(fmt::format("no NPU matches '{}'", spec));
 	std::vector<std::string> known;
 	for (const auto &npu : npus)
 		known.push_back(fmt::format("{} ({}, {})", npu.index, npu.pci_bus_id, npu.uuid));
@@ -155,17 +157,45 @@ NpuInfo find_npu(const std::string &spec)
 								     : fmt::format("{}", fmt::join(known, "; "))));
 }
 
+// The NPUs the RBLN_* plan is made from: enumerated once per process, and
+// again only after an NPU was added or removed (a udev monitor, polled
+// without blocking), so that registering costs what the group needs, not a
+// walk of every NPU of the host.  Where udev events cannot be had (a
+// container without the host's netlink), every call enumerates.
 static std::vector<PhysicalNpu> physical_npus()
 {
+	static std::mutex lock;
+	static std::unique_ptr<NpuMonitor> monitor;
+	static std::optional<std::vector<PhysicalNpu>> cached;
+	std::lock_guard guard(lock);
+	if (!monitor) {
+		try {
+			monitor = std::make_unique<NpuMonitor>();	// listens before we look
+		} catch (const Error &) {
+		}
+	}
+	if (monitor)
+		while (auto ev = monitor->next(std::chrono::milliseconds(0)))
+			if (ev->kind != NpuEvent::Kind::changed)
+				cached.reset();
+	if (cached)
+		return *cached;
 	std::vector<PhysicalNpu> host;
 	for (const auto &npu : enumerate_npus())
 		host.push_back({npu.index, npu.uuid});
+	if (monitor)
+		cached = host;
 	return host;
 }
 
 Plan logical_devices()
 {
 	return plan_or_warning(physical_npus(), GroupingEnv::from_process());
+}
+
+void check_logical_devices()
+{
+	make_plan(physical_npus(), GroupingEnv::from_process());
 }
 
 std::string device_summary()
@@ -226,7 +256,8 @@ std::optional<NpuEvent> NpuMonitor::next(std::chrono::milliseconds timeout)
 		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
 			deadline - std::chrono::steady_clock::now());
 		pollfd p{fd(), POLLIN, 0};
-		if (left.count() < 0 || ::poll(&p, 1, int(left.count())) <= 0)
+		// Past the deadline it still looks once, so a zero timeout drains what is queued.
+		if (::poll(&p, 1, int(std::max<long>(0, left.count()))) <= 0)
 			return std::nullopt;
 		UdevDevice dev(udev_monitor_receive_device(impl_->mon.get()));
 		if (!dev)

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "device_state.h"
+#include "rbln/enumerate.hpp"
 
 namespace rbln {
 
@@ -40,9 +43,18 @@ Errc errc_from_errno(int err) noexcept
 		return Errc::job_failed;
 	case ECANCELED:
 		return Errc::canceled;
+	case EOPNOTSUPP:
+	case ENOTTY:
+	case ENOSYS:
+		return Errc::not_supported;
 	default:
 		return Errc::system;
 	}
+}
+
+bool driver_loaded()
+{
+	return ::access("/sys/module/rbln", F_OK) == 0;
 }
 
 namespace detail {
@@ -50,6 +62,15 @@ namespace detail {
 void fail(int err, const std::string &message)
 {
 	throw Error(errc_from_errno(err), err, message);
+}
+
+void fail_unless_driver_loaded(const std::string &what)
+{
+	if (!rbln::driver_loaded())
+		throw Error(Errc::driver_not_loaded, ENOENT,
+			    what + ": the rbln driver is not loaded (no /sys/module/rbln); load it "
+				   "(modprobe rbln) or check that DKMS built it for this kernel "
+				   "(dkms status rbln)");
 }
 
 std::string errno_text(int err)

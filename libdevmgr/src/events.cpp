@@ -70,9 +70,11 @@ EventListener::EventListener() : impl_(std::make_unique<Impl>())
 	if (!impl_->sock || genl_connect(impl_->sock) < 0)
 		detail::fail(EIO, "cannot open a generic netlink socket for rbln events");
 	int group = genl_ctrl_resolve_grp(impl_->sock, RBLN_GENL_NAME, RBLN_GENL_MCGRP_EVENTS);
-	if (group < 0)
-		detail::fail(ENODEV, "the rbln driver's event family is not registered: is rbln.ko "
-				     "loaded (lsmod | grep rbln)?");
+	if (group < 0) {
+		detail::fail_unless_driver_loaded("cannot listen for rbln events");
+		detail::fail(EOPNOTSUPP, "the loaded rbln driver has no event family (an older driver?); "
+				     "update rbln.ko");
+	}
 	int err = nl_socket_add_membership(impl_->sock, group);
 	if (err == -NLE_PERM)
 		detail::fail(EPERM, "driver events name every user's processes, so only root "

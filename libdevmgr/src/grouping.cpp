@@ -64,11 +64,18 @@ std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &h
 					       const std::string &var, const std::string &value,
 					       std::vector<std::string> &warnings)
 {
-	if (trim(value).empty()) {
+	std::string word = trim(value);
+	std::transform(word.begin(), word.end(), word.begin(), ::tolower);
+	if (word.empty()) {
 		warnings.push_back(fmt::format("{} is set but empty: no NPU is visible to this process "
-					       "(unset it to use all NPUs)", var));
+					       "(unset it or say 'all' to use all NPUs, 'none' for none)", var));
 		return {};
 	}
+	// The container runtimes' words, understood here too (docs/rbln-smi.md).
+	if (word == "all")
+		return host;
+	if (word == "none" || word == "void")
+		return {};
 	std::vector<PhysicalNpu> out;
 	size_t pos = 0;
 	while (true) {
@@ -91,7 +98,9 @@ std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &h
 			auto it = std::find_if(host.begin(), host.end(), [&](auto &h) { return h.uuid == lower; });
 			if (it == host.end())
 				config_error(fmt::format("{}: '{}' is neither an NPU index nor the uuid of an "
-							 "NPU on this host", var, entry));
+							 "NPU on this host (valid: all, none, void, or indices "
+							 "or uuids separated by commas; NPUs: {})",
+							 var, entry, host_text(host)));
 			npu = &*it;
 		}
 		if (std::any_of(out.begin(), out.end(), [&](auto &v) { return v.index == npu->index; }))

@@ -353,4 +353,60 @@ TEST_F(Containers, BareImageGetsTheLibraryAndRblnSmi)
 	EXPECT_EQ(r.config["hooks"]["createContainer"][0]["args"][2], "update-ldcache") << r.config.dump();
 }
 
+// One vocabulary for RBLN_VISIBLE_DEVICES: whatever path the NPUs came by,
+// the variable inside names exactly them (or "none"), and rbln-smi -g there
+// gives a working plan without a warning.
+TEST_F(Containers, EveryPathGivesAWorkingPlan)
+{
+	auto gen = run_shell(ctk_dir_ + "/rbln-ctk cdi generate 2>&1");
+	ASSERT_EQ(gen.exit, 0) << gen.out;
+	struct Path {
+		const char *name;
+		const char *cdi;	// rebellions.ai/npu=<cdi>, or none
+		const char *env;	// RBLN_VISIBLE_DEVICES, or unset
+		bool privileged;
+		const char *inside;	// RBLN_VISIBLE_DEVICES in the container
+		std::vector<std::string> plan;	// rows, spaces squeezed
+	};
+	const Path paths[] = {
+		{"CDI only", "1", nullptr, false, "1", {"0 | 1 | Active"}},
+		{"env only", nullptr, "1", true, "1", {"0 | 1 | Active"}},
+		{"both", "0", "1", true, "0,1", {"0 | 0 | Active", "1 | 1 | Active"}},
+		{"unprivileged: env ignored, CDI kept", "1", "all", false, "1", {"0 | 1 | Active"}},
+		{"none", nullptr, "none", true, "none", {}},
+		{"all", nullptr, "all", true, "0,1", {"0 | 0 | Active", "1 | 1 | Active"}},
+		{"CDI all, env all, unprivileged", "all", "all", false, "0,1",
+		 {"0 | 0 | Active", "1 | 1 | Active"}},
+	};
+	auto squeeze = [](std::string s) {
+		std::string out;
+		for (char ch : s)
+			if (ch != ' ' || out.empty() || out.back() != ' ')
+				out += ch;
+		return out;
+	};
+	for (const auto &p : paths) {
+		SCOPED_TRACE(p.name);
+		json c = base_config("echo \"inside=$RBLN_VISIBLE_DEVICES\"; $RBLN_SMI -g 2>&1; echo \"g=$?\"");
+		if (p.cdi)
+			c["annotations"]["cdi.k8s.io/rbln"] = std::string("rebellions.ai/npu=") + p.cdi;
+		if (p.env)
+			c["process"]["env"].push_back(std::string("RBLN_VISIBLE_DEVICES=") + p.env);
+		if (p.privileged)
+			make_privileged(c);
+		Outcome r = run(c);
+		ASSERT_EQ(r.exit, 0) << r.out;
+		std::string out = squeeze(r.out);
+		EXPECT_NE(out.find(std::string("inside=") + p.inside + "\n"), std::string::npos) << r.out;
+		EXPECT_NE(out.find("g=0\n"), std::string::npos) << r.out;
+		EXPECT_NE(out.find("Logical Device | Physical NPU IDs | Status\n"), std::string::npos) << r.out;
+		for (const auto &row : p.plan)
+			EXPECT_NE(out.find(row + "\n"), std::string::npos) << row << "\n" << r.out;
+		EXPECT_EQ(out.find("Unused"), std::string::npos) << r.out;
+		EXPECT_EQ(out.find("warning: no logical"), std::string::npos) << r.out;
+		EXPECT_EQ(out.find("error"), std::string::npos) << r.out;
+	}
+	fs::remove("/var/run/cdi/rbln.yaml");
+}
+
 } // namespace

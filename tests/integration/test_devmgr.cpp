@@ -323,3 +323,61 @@ TEST(Devmgr, CApiDeviceManagement)
 	rbln_event_listener_close(events);
 	rbln_device_close(dev);
 }
+
+// C callers find NPUs by uuid or bus id and read status and per-chiplet
+// engine figures through libdevmgr, with no sysfs layout of their own.
+TEST(Devmgr, CApiLookupStatusAndEngines)
+{
+	auto sim = rbln::test::sim_device(1);
+	ASSERT_TRUE(sim);
+	std::string uuid = rbln::test::read_file(sim->sysfs + "/uuid").value_or("");
+	rbln_npu_info by_uuid{}, by_bus{};
+	by_uuid.struct_size = by_bus.struct_size = sizeof(rbln_npu_info);
+	ASSERT_EQ(rbln_npu_find(uuid.c_str(), &by_uuid), RBLN_OK) << rbln_last_error();
+	ASSERT_EQ(rbln_npu_find("0000:02:00.0", &by_bus), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(by_uuid.index, 1u);
+	EXPECT_EQ(by_bus.index, 1u);
+	EXPECT_STREQ(by_bus.uuid, uuid.c_str());
+	EXPECT_EQ(rbln_npu_find("0000:09:00.0", &by_bus), RBLN_ERR_NOT_FOUND);
+	EXPECT_NE(std::string(rbln_last_error()).find("no NPU matches '0000:09:00.0'"), std::string::npos);
+
+	rbln_device *dev = nullptr;
+	ASSERT_EQ(rbln_device_open(1, &dev), RBLN_OK);
+	rbln_buffer *buf = nullptr;
+	ASSERT_EQ(rbln_buffer_alloc(dev, 1 << 20, 2, RBLN_ALLOC_EAGER, &buf), RBLN_OK) << rbln_last_error();
+	rbln_device_status st{}, from_sysfs{};
+	st.struct_size = from_sysfs.struct_size = sizeof(rbln_device_status);
+	ASSERT_EQ(rbln_device_get_status(dev, &st), RBLN_OK) << rbln_last_error();
+	ASSERT_EQ(rbln_npu_get_status("1", &from_sysfs), RBLN_OK) << rbln_last_error();
+	// Sensors follow recent work (earlier tests), so only their range is fixed.
+	for (const auto *s : {&st, &from_sysfs}) {
+		EXPECT_STREQ(s->status, "READY");
+		EXPECT_GE(s->temperature_mc, 30000);
+		EXPECT_LE(s->temperature_mc, 100000);
+		EXPECT_TRUE(s->pstate == 2 || s->pstate == 14) << s->pstate;
+		EXPECT_GE(s->power_w, 60.0);
+		EXPECT_LE(s->utilization, 100u);
+		EXPECT_EQ(s->memory_total, 64ull << 20);
+		EXPECT_EQ(s->memory_used, 1ull << 20);
+		EXPECT_EQ(s->memory_placed, 1ull << 20);
+	}
+
+	// Rebel100: three engines on each of four chiplets, External HDMA on chiplet 0 only.
+	size_t count = 0;
+	ASSERT_EQ(rbln_npu_engines("1", nullptr, 0, &count), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(count, 13u);
+	std::vector<rbln_engine_figures> engines(count);
+	engines[0].struct_size = sizeof(rbln_engine_figures);
+	ASSERT_EQ(rbln_npu_engines("1", engines.data(), engines.size(), &count), RBLN_OK);
+	int external = 0;
+	for (const auto &e : engines) {
+		EXPECT_LT(e.chiplet, 4u);
+		if (e.engine == RBLN_ENGINE_EXTERNAL_HDMA) {
+			external++;
+			EXPECT_EQ(e.chiplet, 0u);
+		}
+	}
+	EXPECT_EQ(external, 1);
+	rbln_buffer_free(buf);
+	rbln_device_close(dev);
+}

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "rbln/devmgr.hpp"
+#include "rbln/enumerate.hpp"
 #include "rbln_test_util.h"
 
 using namespace rbln::test;
@@ -424,4 +425,25 @@ TEST(Reclaim, RegistrationReclaimsStaleHoldersWhenAskedTo)
 	unsetenv("RBLN_RECLAIM_STALE");
 	EXPECT_NE(err.find("reclaimed the stale holder of NPU 1 (client "), std::string::npos) << err;
 	EXPECT_NE(err.find("of exited PID " + std::to_string(stale->creator)), std::string::npos) << err;
+}
+
+// The plan's NPUs are enumerated once per process: a hot-added or removed
+// NPU must still be seen by the next registration.
+TEST(Registration, SeesNpusAddedAndRemovedSinceTheLastOne)
+{
+	setenv("RBLN_VISIBLE_DEVICES", "5", 1);
+	auto reg = [] {
+		try {
+			rbln::register_logical_device(0);
+			return std::string("ok");
+		} catch (const rbln::Error &e) {
+			return std::string(e.what());
+		}
+	};
+	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: NPU 5 does not exist"), std::string::npos);
+	ASSERT_EQ(sim_new_device("5 atom 16"), 0);
+	EXPECT_EQ(reg(), "ok");
+	ASSERT_EQ(sim_del_device(5), 0);
+	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: NPU 5 does not exist"), std::string::npos);
+	unsetenv("RBLN_VISIBLE_DEVICES");
 }

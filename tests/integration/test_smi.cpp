@@ -142,6 +142,20 @@ TEST(Smi, GroupsFollowTheEnvironment)
 	unsetenv("RBLN_NPUS_PER_DEVICE");
 	EXPECT_EQ(r.out, "Logical Device | Physical NPU IDs | Status\n"
 			 "0              | 0, 1             | Active (Aggregated)\n");
+	EXPECT_EQ(r.exit, 0);
+
+	// A bad configuration: the error, and a status a script can check.
+	setenv("RBLN_NPUS_PER_DEVICE", "3", 1);
+	r = smi("-g");
+	unsetenv("RBLN_NPUS_PER_DEVICE");
+	EXPECT_EQ(r.exit, 2) << r.out;
+	EXPECT_NE(r.out.find("rbln-smi: RBLN_NPUS_PER_DEVICE='3': must be one of 1, 2, 4, 8, 16 or 32"),
+		  std::string::npos) << r.out;
+	setenv("RBLN_VISIBLE_DEVICES", "all", 1);
+	r = smi("-g");
+	unsetenv("RBLN_VISIBLE_DEVICES");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_NE(r.out.find("1              | 1                | Active\n"), std::string::npos) << r.out;
 }
 
 TEST(Smi, EventsStreamUntilCount)
@@ -274,6 +288,36 @@ TEST(Smi, JsonValidatesAgainstThePublishedSchema)
 	EXPECT_NE(std::system((validate + "/tmp/smi-bad.json > /tmp/smi-bad.txt").c_str()), 0);
 	EXPECT_NE(read_file("/tmp/smi-bad.txt").value_or("").find("devices/0/npu: '0' is not of type 'integer'"),
 		  std::string::npos) << read_file("/tmp/smi-bad.txt").value_or("");
+}
+
+// Scripts written for the vendor's rbln-smi -j keep working with
+// --json-format vendor: its keys, its types (memory as decimal strings).
+TEST(Smi, VendorJsonMatchesTheVendorSchema)
+{
+	const std::string top = std::getenv("RBLN_TOP");
+	const std::string validate = top + "/tests/vm/validate-json.py " + top +
+				     "/docs/rbln-smi-vendor.schema.json ";
+	Fd fd = open_node(sim_device(1)->node);	// a context to list
+	uint32_t h;
+	ASSERT_EQ(bo_create(fd.get(), 1 << 20, 0, 0, &h), 0);
+
+	SmiResult r = smi("-j --json-format vendor");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	std::ofstream("/tmp/smi-vendor.json") << r.out;
+	EXPECT_EQ(std::system((validate + "/tmp/smi-vendor.json").c_str()), 0) << r.out;
+	auto doc = nlohmann::json::parse(r.out);
+	EXPECT_EQ(doc["KMD_version"], "0.1.0");
+	ASSERT_EQ(doc["devices"].size(), 2u);
+	EXPECT_EQ(doc["devices"][1]["npu"], 1);
+	EXPECT_EQ(doc["devices"][1]["memory"]["total"], std::to_string(64 << 20));
+	EXPECT_EQ(doc["devices"][1]["memory"]["used"], std::to_string(1 << 20));
+	ASSERT_FALSE(doc["contexts"].empty());
+	EXPECT_EQ(doc["contexts"][0]["cmd"], "rbln_integratio");
+
+	// The schema has teeth: memory as a number is not the vendor's type.
+	doc["devices"][0]["memory"]["used"] = 0;
+	std::ofstream("/tmp/smi-vendor-bad.json") << doc.dump();
+	EXPECT_NE(std::system((validate + "/tmp/smi-vendor-bad.json > /dev/null 2>&1").c_str()), 0);
 }
 
 TEST(Smi, LoopRepeatsUntilInterrupted)

@@ -291,7 +291,7 @@ TEST(CdiLookup, DeviceEditsComeFromTheSpecOnDisk)
 	::unsetenv("RBLN_CDI_SPEC_DIRS");
 }
 
-TEST(Oci, GiveNpusAddsNodesRulesAndEnvironment)
+TEST(Oci, GiveNpusAddsNodesAndRules)
 {
 	json config = {{"process", {{"env", {"PATH=/bin", "RBLN_VISIBLE_DEVICES=1"}}}}};
 	oci_give_npus(config, {npu(1, "/dev/null")});
@@ -305,9 +305,17 @@ TEST(Oci, GiveNpusAddsNodesRulesAndEnvironment)
 	// One allow rule per device number, not per path.
 	ASSERT_EQ(config["linux"]["resources"]["devices"].size(), 1u);
 	EXPECT_EQ(config["linux"]["resources"]["devices"][0]["access"], "rw");
-	EXPECT_EQ(oci_env(config, "RBLN_VISIBLE_DEVICES"), "1");
+}
+
+TEST(Oci, VisibleDevicesIsRewrittenToWhatTheContainerGot)
+{
+	json config = {{"process", {{"env", {"PATH=/bin", "RBLN_VISIBLE_DEVICES=all"}}}}};
+	oci_set_visible_devices(config, {npu(2, "/dev/null"), npu(0, "/dev/null")});
+	EXPECT_EQ(oci_env(config, "RBLN_VISIBLE_DEVICES"), "2,0");
 	EXPECT_EQ(config["process"]["env"].size(), 2u);
 	EXPECT_EQ(oci_env(config, "PATH"), "/bin");
+	oci_set_visible_devices(config, {});
+	EXPECT_EQ(oci_env(config, "RBLN_VISIBLE_DEVICES"), "none") << "never empty, which warns";
 }
 
 TEST(Oci, MissingNodeChangesNothing)

@@ -51,8 +51,12 @@ TEST(Grouping, ValidConfigurations)
 		{"visible by uuid, any case, with spaces",
 		 {.visible = " 52424C4E-2030-4003-8000-000000000003 , 1"}, {{3}, {1}}, {}, {}},
 		{"set but empty: none, said out loud", {.visible = ""}, {}, {},
-		 {"RBLN_VISIBLE_DEVICES is set but empty: no NPU is visible to this process (unset it to "
-		  "use all NPUs)"}},
+		 {"RBLN_VISIBLE_DEVICES is set but empty: no NPU is visible to this process (unset it or "
+		  "say 'all' to use all NPUs, 'none' for none)"}},
+		{"the container runtimes' 'all': every NPU", {.visible = "all"}, {{0}, {1}, {2}, {3}}, {}, {}},
+		{"'ALL' in any case, with spaces", {.visible = " ALL ", .npus = "2"}, {{0, 1}, {2, 3}}, {}, {}},
+		{"'none': no NPU, deliberately, so no warning", {.visible = "none"}, {}, {}, {}},
+		{"'void': as 'none'", {.visible = "void"}, {}, {}, {}},
 		{"deprecated alias", {.devices = "1"}, {{1}}, {},
 		 {"RBLN_DEVICES is deprecated; use RBLN_VISIBLE_DEVICES"}},
 		{"both: the new one wins", {.visible = "0", .devices = "1"}, {{0}}, {},
@@ -90,9 +94,14 @@ TEST(Grouping, EveryErrorNamesTheVariableTheValueAndWhatIsValid)
 				      "indices or uuids separated by commas, e.g. 0,1)"},
 		{{.visible = "7"}, "RBLN_VISIBLE_DEVICES: NPU 7 does not exist on this host (NPUs: 0,1,2,3)"},
 		{{.visible = "abc"}, "RBLN_VISIBLE_DEVICES: 'abc' is neither an NPU index nor the uuid of "
-				     "an NPU on this host"},
+				     "an NPU on this host (valid: all, none, void, or indices or uuids "
+				     "separated by commas; NPUs: 0,1,2,3)"},
 		{{.visible = "-1"}, "RBLN_VISIBLE_DEVICES: '-1' is neither an NPU index nor the uuid of an "
-				    "NPU on this host"},
+				    "NPU on this host (valid: all, none, void, or indices or uuids "
+				    "separated by commas; NPUs: 0,1,2,3)"},
+		{{.visible = "all,0"}, "RBLN_VISIBLE_DEVICES: 'all' is neither an NPU index nor the uuid "
+				       "of an NPU on this host (valid: all, none, void, or indices or "
+				       "uuids separated by commas; NPUs: 0,1,2,3)"},
 		{{.visible = "1,1"}, "RBLN_VISIBLE_DEVICES: NPU 1 is listed twice"},
 		{{.devices = "9"}, "RBLN_DEVICES: NPU 9 does not exist on this host (NPUs: 0,1,2,3)"},
 		{{.npus = "3"}, "RBLN_NPUS_PER_DEVICE='3': must be one of 1, 2, 4, 8, 16 or 32"},

@@ -43,6 +43,76 @@ TEST(SmiTriage, MessagesMapToTheirLayer)
 	EXPECT_NE(v.check.find("rbln-smi diagnose --json"), std::string::npos);
 }
 
+// Every error text of the seeds and shared/reference/rbln-facts.md, the
+// vendor's wording and ours, lands in the layer that failed.
+TEST(SmiTriage, EveryKnownErrorTextLandsInItsLayer)
+{
+	const char *const config = "configuration (RBLN_* variables)";
+	const char *const registration = "registration (NPU held elsewhere or stale)";
+	const std::pair<const char *, const char *> rows[] = {
+		// rbln-facts.md: the vendor's configuration errors.
+		{"Invalid RBLN_DEVICE_MAP format. Expected '[' at position 3", config},
+		{"Physical NPU 5 out of range", config},
+		{"Physical NPU 2 is already assigned to another logical device", config},
+		{"No logical device (this process has 2 physical NPU(s), need 4)", config},
+		// Ours (libdevmgr's grouping).
+		{"RBLN_VISIBLE_DEVICES: NPU 7 does not exist on this host (NPUs: 0,1)", config},
+		{"RBLN_NPUS_PER_DEVICE='3': must be one of 1, 2, 4, 8, 16 or 32", config},
+		// Seed 000 / rbln-facts.md: registration, the vendor's text ...
+		{"rbln_register_device_id failed for rbln:0 on physical NPU(s) [0] (rc=-16); the "
+		 "device(s) may be in use by another process or hold stale allocations. Free the "
+		 "device(s) or adjust RBLN_DEVICES.", registration},
+		// ... and ours, which names RBLN_VISIBLE_DEVICES as the way out.
+		{"rbln_register_device_id failed for rbln:0 on physical NPU(s) [0,1] (rc=-16); rbln:1: "
+		 "NPU 1 is held by PID 4242 (python3), which has exited: the holder is stale. Free the "
+		 "device(s) or adjust RBLN_VISIBLE_DEVICES. No NPU stays acquired by this process.",
+		 registration},
+		// Seed 000: allocation, which also says "stale".
+		{"rbln_malloc_lazy failed (rbln:0, 4096 bytes); the device may be out of memory or hold "
+		 "stale allocations", "device memory"},
+		{"rbln_malloc_eager failed (rbln:0, 4096 bytes); the device may be out of memory or hold "
+		 "stale allocations", "device memory"},
+		{"RBLN ABI mismatch: librbln.so implements 3 (accepts 2..3); this build needs 4",
+		 "ABI (driver vs library versions)"},
+		{"ImportError: /usr/lib/python3/torch_rbln/_C.so: undefined symbol: c10::rbln::foo",
+		 "ABI / build of the native libraries"},
+		// Seed 003's generic table.
+		{"OSError: libcudart.so.12: cannot open shared object file: No such file or directory",
+		 "dynamic linker (library path)"},
+		{"ModuleNotFoundError: No module named 'torch'", "Python environment"},
+		{"Segmentation fault (core dumped)", "native code (a crash)"},
+		// Ours: driver, nodes, devices.
+		{"rbln-smi: cannot open /dev/rbln0: the rbln driver is not loaded (no /sys/module/rbln)",
+		 "driver (rbln.ko)"},
+		{"no NPU matches '9' (an index, uuid or PCI bus id); this host has: no NPUs", "device nodes"},
+		// Seed 003's GPU-only texts are not this stack's: said so, not guessed.
+		{"RuntimeError: CUDA error: no kernel image is available for execution on the device",
+		 "unclassified"},
+		{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "unclassified"},
+	};
+	for (const auto &[msg, layer] : rows)
+		EXPECT_EQ(triage(msg).layer, layer) << msg;
+}
+
+// The order of the table is its precedence: the first matching rule wins.
+TEST(SmiTriage, PrecedenceIsTheOrderOfTheTable)
+{
+	auto rank = [](const std::string &layer) {
+		const auto &rules = triage_rules();
+		for (size_t i = 0; i < rules.size(); i++)
+			if (rules[i].layer == layer)
+				return i;
+		return rules.size();
+	};
+	EXPECT_LT(rank("registration (NPU held elsewhere or stale)"),
+		  rank("configuration (RBLN_* variables)"));
+	EXPECT_LT(rank("device memory"), rank("configuration (RBLN_* variables)"));
+	// "stale" alone still means a stale holder, after the allocation rule.
+	EXPECT_EQ(triage("the holder is stale").layer, "registration (NPU held elsewhere or stale)");
+	EXPECT_EQ(triage("RBLN ABI mismatch ... undefined symbol").layer,
+		  "ABI (driver vs library versions)");
+}
+
 TEST(SmiDiagnose, DiffSaysWhatChangedOneLineEach)
 {
 	auto a = nlohmann::json::parse(R"({"module": {"loaded": true, "version": "0.1.0"},

@@ -36,29 +36,84 @@ TEST(SmiOptions, ValidCommandLines)
 
 TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
+	const char *const commands = "(commands: events, dmon, topo, diagnose, triage, selftest, reset; ";
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
-		{{"--bogus"}, "unknown option '--bogus' (see rbln-smi --help)"},
-		{{"frobnicate"}, "unknown command 'frobnicate' (commands: events, dmon, topo, diagnose, triage, selftest, reset; see "
-				 "rbln-smi --help)"},
-		{{"reset"}, "reset needs the NPUs to reset: rbln-smi reset -i N [--force]"},
-		{{"triage"}, "triage needs the error message, quoted: rbln-smi triage \"<error text>\""},
-		{{"diagnose", "--diff", "a.json"}, "--diff needs two reports: rbln-smi diagnose --diff A.json B.json"},
-		{{"-i"}, "-i needs NPUs: indices, uuids or PCI bus ids, comma-separated (e.g. -i 0,2)"},
-		{{"-i", "0,,1"}, "-i '0,,1': empty entry"},
-		{{"--query", "npu,colour"}, "--query: unknown field 'colour'; valid: npu,name,uuid,pci.bus_id,"
-					    "status,temperature,power,pstate,memory.used,memory.total,"
-					    "utilization,driver_version"},
-		{{"--query", "npu", "--format", "xml"}, "--format 'xml': valid formats are csv and csv,noheader"},
-		{{"--format", "csv"}, "--format csv goes with --query FIELDS"},
-		{{"-l", "0"}, "-l '0': the loop interval must be seconds in (0, 86400]"},
-		{{"-l", "soon"}, "-l 'soon': the loop interval must be seconds in (0, 86400]"},
-		{{"events", "--count", "0"}, "--count '0': expected a positive whole number"},
-		{{"--count", "2"}, "unknown option '--count' (see rbln-smi --help)"},
+		{{"--bogus"}, std::string("unexpected '--bogus' ") + commands + "see rbln-smi --help)"},
+		{{"frobnicate"}, std::string("unexpected 'frobnicate' ") + commands + "see rbln-smi --help)"},
+		{{"--count", "2"}, std::string("unexpected '--count 2' ") + commands + "see rbln-smi --help)"},
+		{{"reset"}, "--id is required (see rbln-smi reset --help)"},
+		{{"triage"}, "message is required (see rbln-smi triage --help)"},
+		{{"diagnose", "--diff", "a.json"},
+		 "--diff: At least 2 required but received 1 (see rbln-smi diagnose --help)"},
+		{{"-i"}, "--id: 1 required LIST missing (see rbln-smi --help)"},
+		{{"--query", "npu,colour"}, "--query: colour not in {npu,name,uuid,pci.bus_id,status,"
+					    "temperature,power,pstate,memory.used,memory.total,utilization,"
+					    "driver_version} (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "xml"},
+		 "--format: xml not in {csv,csv,noheader} (see rbln-smi --help)"},
+		{{"--format", "csv"}, "--format requires --query (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "csv", "-j"}, "--format excludes --json (see rbln-smi --help)"},
+		{{"-l", "0"}, "--loop: '0' is not a number of seconds in (0, 86400] (see rbln-smi --help)"},
+		{{"-l", "soon"}, "--loop: 'soon' is not a number of seconds in (0, 86400] (see rbln-smi --help)"},
+		{{"-l", "1abc"}, "--loop: '1abc' is not a number of seconds in (0, 86400] (see rbln-smi --help)"},
+		{{"-l", "nan"}, "--loop: 'nan' is not a number of seconds in (0, 86400] (see rbln-smi --help)"},
+		// Whole numbers or nothing: no prefix is read, no fraction dropped.
+		{{"events", "--count", "0"}, "--count: Value 0 not in range 1 to 1000000 (see rbln-smi events --help)"},
+		{{"dmon", "--count", "3x"}, "--count: '3x' is not a whole number (see rbln-smi dmon --help)"},
+		{{"dmon", "--count", "2.9"}, "--count: '2.9' is not a whole number (see rbln-smi dmon --help)"},
+		{{"dmon", "--count", "-1"}, "--count: '-1' is not a whole number (see rbln-smi dmon --help)"},
+		{{"dmon", "--count", "0x10"}, "--count: '0x10' is not a whole number (see rbln-smi dmon --help)"},
+		{{"events", "--timeout", "1abc"},
+		 "--timeout: '1abc' is not a whole number (see rbln-smi events --help)"},
+		{{"dmon", "-d", "0.1s"}, "--delay: '0.1s' is not a number of seconds in (0, 3600] (see rbln-smi dmon --help)"},
+		// Conflicts name both options.
+		{{"-g", "-j"}, "--json excludes --groups (see rbln-smi --help)"},
+		{{"-g", "-l", "1"}, "--loop excludes --groups (see rbln-smi --help)"},
+		{{"-g", "-i", "0"}, "--id excludes --groups (see rbln-smi --help)"},
+		{{"--reclaim", "-j"}, "--json excludes --reclaim (see rbln-smi --help)"},
+		{{"-q", "--query", "npu"}, "--query-all excludes --query (see rbln-smi --help)"},
+		{{"diagnose", "--json", "--diff", "a", "b"}, "--json excludes --diff (see rbln-smi diagnose --help)"},
 	};
 	for (const auto &[args, message] : rows) {
 		auto r = parse_options(args);
 		EXPECT_FALSE(r.options) << message;
 		EXPECT_EQ(r.error, message);
+	}
+}
+
+TEST(SmiOptions, QueryWithJsonKeepsTheFields)
+{
+	auto o = parse_options({"--query", "name", "-j"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->command, Command::query);
+	EXPECT_TRUE(o->json);
+	EXPECT_FALSE(o->csv);
+	EXPECT_EQ(o->query_fields, std::vector<std::string>{"name"});
+}
+
+TEST(SmiOptions, VendorJsonFormat)
+{
+	auto o = parse_options({"--json-format", "vendor"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_TRUE(o->json) << "implies -j";
+	EXPECT_TRUE(o->vendor_json);
+	o = parse_options({"-j", "--json-format", "rbln"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_FALSE(o->vendor_json);
+	auto r = parse_options({"-j", "--json-format", "nvidia"});
+	EXPECT_EQ(r.error, "--json-format: nvidia not in {rbln,vendor} (see rbln-smi --help)");
+	r = parse_options({"--query", "npu", "--json-format", "vendor"});
+	EXPECT_FALSE(r.options);
+	EXPECT_NE(r.error.find("excludes"), std::string::npos) << r.error;
+}
+
+TEST(SmiOptions, EveryCommandHasItsHelp)
+{
+	for (const char *cmd : {"events", "dmon", "topo", "diagnose", "triage", "selftest", "reset"}) {
+		auto o = parse_options({cmd, "--help"}).options;
+		ASSERT_TRUE(o) << cmd;
+		EXPECT_EQ(o->command, Command::help);
+		EXPECT_NE(o->help.find(std::string("rbln-smi ") + cmd), std::string::npos) << o->help;
 	}
 }
 
@@ -73,7 +128,8 @@ TEST(SmiOptions, MemoryHasOneUnitPerField)
 TEST(SmiOptions, HelpDocumentsExitCodes)
 {
 	auto help = help_text();
-	for (const char *s : {"0 success", "2 bad argument", "3 no driver or no NPU", "4 permission denied",
-			      "5 NPU not found", "6 device in use"})
+	EXPECT_NE(help.find(rbln::exit_codes_help()), std::string::npos) << help;
+	for (const char *s : {"  0  success", "  2  bad argument", "  3  rbln driver not loaded",
+			      "  5  NPU not found, no NPU, or NPU removed", "  7  not supported"})
 		EXPECT_NE(help.find(s), std::string::npos) << s;
 }

@@ -7,5 +7,6 @@ export RBLN_KO_PARAMS="sim_devices=rebel100"  # NPU 0; bench-smi.sh adds more
 . "$(dirname "$0")/setup-node.sh"
 setup_node || exit 1
 "$build/cmake/tests/bench/rbln_bench" /run/vm/bench.json || exit 1
+"$(dirname "$0")/bench-register.sh" "$build/cmake/tests/bench/rbln_bench_register" || exit 1
 "$(dirname "$0")/bench-smi.sh" "$build/cmake/tools/rbln-smi/rbln-smi"
 "$(dirname "$0")/bench-exporter.sh" "$build/cmake/tools/rbln-exporter/rbln-exporter"

@@ -124,11 +124,15 @@ void oci_give_npus(json &config, const std::vector<NpuInfo> &npus)
 		nodes.push_back({fmt::format("/dev/rbln{}", npu.index), st});
 	}
 	give_nodes(config, nodes);
+}
+
+void oci_set_visible_devices(json &config, const std::vector<NpuInfo> &npus)
+{
 	std::vector<unsigned> indices;
 	for (const auto &npu : npus)
 		indices.push_back(npu.index);
-	if (!npus.empty())
-		oci_set_env(config, "RBLN_VISIBLE_DEVICES", fmt::format("{}", fmt::join(indices, ",")));
+	oci_set_env(config, "RBLN_VISIBLE_DEVICES",
+		    npus.empty() ? std::string("none") : fmt::format("{}", fmt::join(indices, ",")));
 }
 
 } // namespace rbln::ctk

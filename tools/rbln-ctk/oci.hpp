@@ -25,10 +25,14 @@ std::vector<std::string> oci_cdi_annotations(const json &config);
 bool oci_privileged(const json &config);
 
 // Gives the container @npus: each NPU's node at its host path and as
-// /dev/rblnN, "rw" in the device cgroup, and RBLN_VISIBLE_DEVICES listing
-// them (NPU numbers inside are the host's).  Reads the nodes' device numbers
+// /dev/rblnN, "rw" in the device cgroup.  Reads the nodes' device numbers
 // first and throws rbln::Error before changing anything if one is missing.
 void oci_give_npus(json &config, const std::vector<NpuInfo> &npus);
+
+// RBLN_VISIBLE_DEVICES inside: the host numbers of every NPU the container
+// got (through CDI or the variable), or "none"; always in the words
+// libdevmgr reads (docs/rbln-smi.md, "RBLN_VISIBLE_DEVICES").
+void oci_set_visible_devices(json &config, const std::vector<NpuInfo> &npus);
 
 // Applies a CDI device's containerEdits (deviceNodes, env, mounts, hooks) as
 // a CDI consumer does; @where names the device for messages.  Throws

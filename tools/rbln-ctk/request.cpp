@@ -26,13 +26,11 @@ const NpuInfo &by_index(const std::vector<NpuInfo> &host, unsigned index)
 std::optional<std::vector<NpuInfo>> npus_from_env(const std::vector<NpuInfo> &host,
 						  const std::string &value)
 {
+	// "void" or empty: no request, the shim's own reading; every other word
+	// (all, none, lists) is libdevmgr's, so both sides read the variable alike.
 	std::string v = trim(value);
 	if (v.empty() || v == "void")
 		return std::nullopt;
-	if (v == "none")
-		return std::vector<NpuInfo>{};
-	if (v == "all")
-		return host;
 	std::vector<PhysicalNpu> physical;
 	for (const auto &n : host)
 		physical.push_back({n.index, n.uuid});

@@ -11,10 +11,9 @@
 
 namespace rbln::ctk {
 
-// RBLN_VISIBLE_DEVICES of a container: "all"; "none" (no NPU; the variable
-// stays); "void" or empty (no request at all); or indices and uuids, parsed
-// by libdevmgr with its messages.  nullopt: no request.  Throws rbln::Error
-// naming the bad value.
+// RBLN_VISIBLE_DEVICES of a container: "void" or empty: no request at all
+// (nullopt); anything else ("all", "none", indices, uuids) parsed by
+// libdevmgr with its messages.  Throws rbln::Error naming the bad value.
 std::optional<std::vector<NpuInfo>> npus_from_env(const std::vector<NpuInfo> &host,
 						  const std::string &value);
 

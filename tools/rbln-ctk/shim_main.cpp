@@ -5,7 +5,8 @@
 // every other command goes straight through.  Requests come from CDI
 // annotations (cdi.k8s.io/*: rebellions.ai/npu=...) and from
 // RBLN_VISIBLE_DEVICES in the container's environment, the latter only for
-// privileged containers unless accept-env-unprivileged is set.  A bad request
+// privileged containers unless accept-env-unprivileged is set.  Inside, the
+// variable then names exactly the NPUs given (or "none").  A bad request
 // fails the start with a message naming it, and config.json stays as it was.
 #include <cerrno>
 #include <cstdlib>
@@ -80,20 +81,23 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 
 	auto cdi_names = rbln_names_in_cdi_annotations(oci_cdi_annotations(config));
 	auto env = oci_env(config, "RBLN_VISIBLE_DEVICES");
-	if (cdi_names.empty() && !env)
-		return;		// not a container for NPUs
+	auto host = enumerate_npus();
+	// "void" or empty and no CDI device: not a container for NPUs, left alone.
+	if (cdi_names.empty() && !(env && npus_from_env(host, *env)))
+		return;
 
 	// CDI devices: applied from the spec on disk, as any CDI consumer would.
 	bool spec_edits_applied = false;
+	std::vector<NpuInfo> from_cdi;
 	for (const auto &name : cdi_names) {
-		json edits = cdi_device_edits(name);
+		json edits = cdi_device_edits(name);	// throws for a name no spec has
+		from_cdi = merge_npus(from_cdi, npus_from_env(host, name).value_or(std::vector<NpuInfo>{}));
 		oci_apply_cdi_edits(config, edits["device"], fmt::format("{}={}", kCdiKind, name));
 		if (!spec_edits_applied)
 			oci_apply_cdi_edits(config, edits["spec"], kCdiKind);
 		spec_edits_applied = true;
 	}
 
-	auto host = enumerate_npus();
 	std::vector<NpuInfo> npus;
 	if (env) {
 		if (oci_privileged(config) || cfg.accept_env_unprivileged) {
@@ -105,9 +109,9 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 				   "(request NPUs through CDI: --device {}=N)\n", *env, cfg.path, kCdiKind);
 		}
 	}
-	if (npus.empty() && cdi_names.empty())
-		return;
 	oci_give_npus(config, npus);
+	// Whatever path the NPUs came by, the variable inside names exactly them.
+	oci_set_visible_devices(config, merge_npus(from_cdi, npus));
 	const fs::perms mode = fs::status(path).permissions();
 	write_file_atomic(path, config.dump(2) + "\n", mode == fs::perms::unknown ? 0644 : unsigned(mode));
 }

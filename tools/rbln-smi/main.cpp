@@ -25,33 +25,28 @@ volatile std::sig_atomic_t g_stop = 0;
 
 int exit_code(const rbln::Error &e)
 {
-	switch (e.code()) {
-	case rbln::Errc::not_found:
-		return kNotFound;
-	case rbln::Errc::permission:
-		return kPermission;
-	case rbln::Errc::no_device:
-		return kNoDriver;
-	case rbln::Errc::busy:
-		return kInUse;
-	case rbln::Errc::invalid_argument:
-		return kBadArgument;
-	default:
-		return kError;
-	}
+	return int(rbln::exit_code(e.code()));
 }
 
 int show(const Options &o)
 {
 	do {
-		Snapshot snap = take_snapshot(o.ids, o.full || o.json);
+		Snapshot snap = take_snapshot(o.ids, o.full || (o.json && !o.vendor_json));
 		if (o.command == Command::query && o.csv)
 			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_header));
+		else if (o.command == Command::query)
+			fmt::print("{}", render_query_json(snap, o.query_fields));
+		else if (o.vendor_json)
+			fmt::print("{}", render_vendor_json(snap));
 		else if (o.json)
 			fmt::print("{}", render_json(snap));
 		else
 			fmt::print("{}", render_table(snap, o.full));
 		std::fflush(stdout);
+		if (snap.devices.empty() && !o.loop_seconds) {
+			fmt::print(stderr, "rbln-smi: no NPU found (the driver is loaded but has no device)\n");
+			return kNotFound;
+		}
 		if (!o.loop_seconds)
 			break;
 		auto until = std::chrono::steady_clock::now() +
@@ -59,6 +54,14 @@ int show(const Options &o)
 		while (!g_stop && std::chrono::steady_clock::now() < until)
 			std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	} while (!g_stop);
+	return kOk;
+}
+
+// -g: the plan, or the configuration error and exit 2, so scripts can check.
+int groups()
+{
+	fmt::print("{}", rbln::device_summary());
+	rbln::check_logical_devices();
 	return kOk;
 }
 
@@ -128,8 +131,11 @@ int selftest(const Options &o)
 	if (o.json)
 		fmt::print("{}\n", j.dump(2));
 	else if (results.empty())
-		fmt::print("no NPU to test\n");
-	return results.empty() ? kNoDriver : all ? kOk : kError;
+		fmt::print(stderr, "rbln-smi: no NPU to test{}\n",
+			   rbln::driver_loaded() ? "" : ": the rbln driver is not loaded");
+	if (results.empty())
+		return rbln::driver_loaded() ? kNotFound : kNoDriver;
+	return all ? kOk : kError;
 }
 
 int reset(const Options &o)
@@ -220,14 +226,13 @@ int main(int argc, char **argv)
 	try {
 		switch (o.command) {
 		case Command::help:
-			fmt::print("{}", help_text());
+			fmt::print("{}", o.help);
 			return kOk;
 		case Command::version:
 			fmt::print("rbln-smi {}\n", RBLN_SMI_VERSION);
 			return kOk;
 		case Command::groups:
-			fmt::print("{}", rbln::device_summary());
-			return kOk;
+			return groups();
 		case Command::reclaim:
 			return reclaim(o);
 		case Command::events:

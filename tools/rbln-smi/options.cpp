@@ -1,7 +1,9 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,205 +18,200 @@ const std::vector<std::string> &query_field_names()
 	return names;
 }
 
-static std::vector<std::string> split(const std::string &s)
+namespace {
+
+// Whole numbers only: "3x", "2.9", "-1", "0x10" and "" are refused (strtoul
+// would read a prefix of them, CLI11 would take hex and octal).
+const CLI::Validator kWholeNumber(
+	[](std::string &s) -> std::string {
+		if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit))
+			return fmt::format("'{}' is not a whole number", s);
+		return {};
+	},
+	"");
+
+// Seconds in (0, @max]: a decimal number, nothing after it.
+CLI::Validator seconds_up_to(double max)
 {
-	std::vector<std::string> out;
-	size_t pos = 0;
-	while (true) {
-		size_t comma = s.find(',', pos);
-		out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-		if (comma == std::string::npos)
-			return out;
-		pos = comma + 1;
-	}
+	return CLI::Validator(
+		[max](std::string &s) -> std::string {
+			char *end = nullptr;
+			double v = std::strtod(s.c_str(), &end);
+			if (s.empty() || *end || !std::isfinite(v) || !(v > 0 && v <= max))
+				return fmt::format("'{}' is not a number of seconds in (0, {}]", s, max);
+			return {};
+		},
+		"");
 }
+
+// -i LIST on the main command and on the subcommands that take it.
+CLI::Option *add_ids(CLI::App &app, Options &o)
+{
+	return app.add_option("-i,--id", o.ids,
+			      "only these NPUs: indices, uuids or PCI bus ids, comma-separated (-i 0,2)")
+		->delimiter(',')
+		->type_name("LIST")
+		->check(CLI::Validator(
+			[](std::string &s) { return s.empty() ? std::string("an entry is empty") : std::string(); },
+			""));
+}
+
+CLI::Option *add_json(CLI::App &app, Options &o)
+{
+	return app.add_flag("-j,--json", o.json, "JSON output");
+}
+
+CLI::Option *add_count(CLI::App &app, Options &o, const char *what)
+{
+	return app.add_option_function<unsigned>(
+			  "--count", [&o](const unsigned &n) { o.count = n; }, what)
+		->check(kWholeNumber)
+		->check(CLI::Range(1u, 1000000u).description("1..1000000"))
+		->type_name("N");
+}
+
+void build(CLI::App &app, Options &o, std::string &format)
+{
+	app.set_help_flag("-h,--help", "this help (every command has its own)");
+	app.add_flag_callback("--version", [&o] { o.command = Command::version; }, "the version");
+	auto *full = app.add_flag("-q,--query-all", o.full,
+				  "full report: also memory and engines of each chiplet");
+	auto *ids = add_ids(app, o);
+	auto *json = add_json(app, o);
+	auto *query = app.add_option("--query", o.query_fields,
+				     fmt::format("chosen fields, CSV unless -j; fields: {}",
+						 fmt::join(query_field_names(), ",")))
+			      ->delimiter(',')
+			      ->type_name("FIELDS")
+			      ->check(CLI::IsMember(query_field_names()));
+	auto *fmt_opt = app.add_option("--format", format, "with --query: csv or csv,noheader")
+				->check(CLI::IsMember({"csv", "csv,noheader"}))
+				->needs(query);
+	auto *loop = app.add_option_function<double>(
+				"-l,--loop", [&o](const double &s) { o.loop_seconds = s; },
+				"repeat every SECONDS until interrupted")
+			     ->check(seconds_up_to(86400))
+			     ->type_name("SECONDS");
+	auto *json_format = app.add_option_function<std::string>(
+				       "--json-format",
+				       [&o](const std::string &f) { o.json = true, o.vendor_json = f == "vendor"; },
+				       "JSON keys and types: rbln (default, versioned) or vendor (the "
+				       "vendor's rbln-smi -j); implies -j")
+				    ->check(CLI::IsMember({"rbln", "vendor"}))
+				    ->excludes(query);
+	auto *groups = app.add_flag_callback("-g,--groups", [&o] { o.command = Command::groups; },
+					     "logical devices of this environment (RBLN_VISIBLE_DEVICES, "
+					     "RBLN_NPUS_PER_DEVICE, RBLN_DEVICE_MAP); exit 2 if they are "
+					     "misconfigured");
+	auto *reclaim = app.add_flag_callback("--reclaim", [&o] { o.command = Command::reclaim; },
+					      "reclaim stale clients (their process exited but the file "
+					      "lives on): root any, others their own; with -i");
+	for (auto *other : {full, ids, json, json_format, query, fmt_opt, loop, reclaim})
+		groups->excludes(other);
+	for (auto *other : {full, json, json_format, query, fmt_opt, loop})
+		reclaim->excludes(other);
+	full->excludes(query);
+
+	auto *events = app.add_subcommand("events", "stream driver events until interrupted");
+	events->callback([&o] { o.command = Command::events; });
+	add_json(*events, o);
+	add_count(*events, o, "stop after N events");
+	events->add_option_function<unsigned>(
+		      "--timeout", [&o](const unsigned &s) { o.timeout_seconds = s; },
+		      "stop after SECONDS")
+		->check(kWholeNumber)
+		->check(CLI::Range(1u, 1000000u).description("1..1000000"))
+		->type_name("SECONDS");
+
+	auto *dmon = app.add_subcommand("dmon", "one line per NPU every -d SECONDS, --count N times");
+	dmon->callback([&o] { o.command = Command::dmon; });
+	add_ids(*dmon, o);
+	dmon->add_option("-d,--delay", o.delay_seconds, "interval in seconds (default 1)")
+		->check(seconds_up_to(3600))
+		->type_name("SECONDS");
+	add_count(*dmon, o, "stop after N samples");
+
+	auto *topo = app.add_subcommand("topo", "chiplets of each NPU and how they connect "
+						"(die-to-die links, the host link through chiplet 0)");
+	topo->callback([&o] { o.command = Command::topo; });
+	add_ids(*topo, o);
+
+	auto *diagnose = app.add_subcommand(
+		"diagnose", "environment report (host, module, DKMS, nodes, udev rules, libraries, "
+			    "ABI, RBLN_* variables, grouping, container, processes); works without "
+			    "the driver");
+	diagnose->callback([&o] { o.command = Command::diagnose; });
+	auto *djson = add_json(*diagnose, o);
+	diagnose->add_option("--diff", o.diff, "what changed between two --json reports")
+		->expected(2)
+		->type_name("A.json B.json")
+		->excludes(djson);
+
+	auto *triage = app.add_subcommand("triage", "which layer an error message points at, "
+						    "and what to check first");
+	triage->callback([&o] { o.command = Command::triage; });
+	triage->add_option("message", o.message, "the error message, quoted")->required();
+	add_json(*triage, o);
+
+	auto *selftest = app.add_subcommand("selftest", "per NPU: allocate, DMA round trip "
+							"through every chiplet, compare (exit 1 on a FAIL)");
+	selftest->callback([&o] { o.command = Command::selftest; });
+	add_ids(*selftest, o);
+	add_json(*selftest, o);
+
+	auto *reset = app.add_subcommand("reset", "(root) back to READY; refused while processes "
+						  "have the NPU open unless --force, which revokes them");
+	reset->callback([&o] { o.command = Command::reset; });
+	add_ids(*reset, o)->required();
+	reset->add_flag("--force", o.force, "revoke the processes that have the NPU open");
+
+	app.require_subcommand(0, 1);
+	app.footer("Memory is shown in one unit per field (MiB below 1 GiB of total, else GiB).\n\n" +
+		   exit_codes_help());
+}
+
+} // namespace
 
 ParseResult parse_options(const std::vector<std::string> &args)
 {
 	Options o;
-	auto fail = [](std::string msg) { return ParseResult{std::nullopt, std::move(msg)}; };
-	size_t i = 0;
-	if (!args.empty() && !args[0].starts_with("-")) {
-		i = 1;
-		if (args[0] == "events") {
-			o.command = Command::events;
-		} else if (args[0] == "dmon") {
-			o.command = Command::dmon;
-		} else if (args[0] == "topo") {
-			o.command = Command::topo;
-		} else if (args[0] == "reset") {
-			o.command = Command::reset;
-		} else if (args[0] == "selftest") {
-			o.command = Command::selftest;
-		} else if (args[0] == "diagnose") {
-			o.command = Command::diagnose;
-		} else if (args[0] == "triage") {
-			o.command = Command::triage;
-			if (args.size() < 2 || args[1].starts_with("-"))
-				return fail("triage needs the error message, quoted: rbln-smi triage \"<error text>\"");
-			o.message = args[1];
-			i = 2;
-		} else {
-			return fail(fmt::format("unknown command '{}' (commands: events, dmon, topo, diagnose, triage, selftest, reset; see "
-						"rbln-smi --help)", args[0]));
-		}
+	std::string format;
+	CLI::App app("Shows the RBLN NPUs of this host, their processes, and acts on them.",
+		     "rbln-smi");
+	build(app, o, format);
+	std::vector<std::string> reversed(args.rbegin(), args.rend());
+	try {
+		app.parse(reversed);
+	} catch (const CLI::CallForHelp &) {
+		o.command = Command::help;
+		o.help = app.help();
+		return {o, {}};
+	} catch (const CLI::ParseError &e) {
+		std::string where = app.get_subcommands().empty()
+					    ? std::string()
+					    : " " + app.get_subcommands()[0]->get_name();
+		if (dynamic_cast<const CLI::ExtrasError *>(&e))
+			return {std::nullopt,
+				fmt::format("unexpected '{}' (commands: events, dmon, topo, diagnose, "
+					    "triage, selftest, reset; see rbln-smi{} --help)",
+					    fmt::join(app.remaining(true), " "),
+					    where)};
+		return {std::nullopt, fmt::format("{} (see rbln-smi{} --help)", e.what(), where)};
 	}
-	for (; i < args.size(); i++) {
-		std::string a = args[i], value;
-		bool has_value = false;
-		if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-			value = a.substr(eq + 1);
-			a = a.substr(0, eq);
-			has_value = true;
-		}
-		auto take = [&]() -> std::optional<std::string> {
-			if (has_value)
-				return value;
-			if (i + 1 < args.size())
-				return args[++i];
-			return std::nullopt;
-		};
-		if (a == "-h" || a == "--help") {
-			o.command = Command::help;
-		} else if (a == "--version") {
-			o.command = Command::version;
-		} else if (a == "-q" || a == "--query-all") {
-			o.full = true;
-		} else if (a == "-j" || a == "--json") {
-			o.json = true;
-		} else if (a == "-g" || a == "--groups") {
-			o.command = Command::groups;
-		} else if (a == "--reclaim") {
-			o.command = Command::reclaim;
-		} else if (a == "-i" || a == "--id") {
-			auto v = take();
-			if (!v || v->empty())
-				return fail("-i needs NPUs: indices, uuids or PCI bus ids, comma-separated (e.g. -i 0,2)");
-			for (auto &id : split(*v)) {
-				if (id.empty())
-					return fail(fmt::format("-i '{}': empty entry", *v));
-				o.ids.push_back(id);
-			}
-		} else if (a == "--query") {
-			auto v = take();
-			if (!v || v->empty())
-				return fail(fmt::format("--query needs fields; valid: {}", fmt::join(query_field_names(), ",")));
-			for (auto &f : split(*v)) {
-				const auto &names = query_field_names();
-				if (std::find(names.begin(), names.end(), f) == names.end())
-					return fail(fmt::format("--query: unknown field '{}'; valid: {}", f,
-								fmt::join(names, ",")));
-				o.query_fields.push_back(f);
-			}
-			o.command = Command::query;
-		} else if (a == "--format") {
-			auto v = take();
-			if (v == "csv")
-				o.csv = true;
-			else if (v == "csv,noheader")
-				o.csv = true, o.csv_header = false;
-			else
-				return fail(fmt::format("--format '{}': valid formats are csv and csv,noheader",
-							v.value_or("")));
-		} else if (a == "-l" || a == "--loop") {
-			auto v = take();
-			char *end = nullptr;
-			double secs = v ? std::strtod(v->c_str(), &end) : 0;
-			if (!v || end == v->c_str() || *end || !(secs > 0 && secs <= 86400))
-				return fail(fmt::format("-l '{}': the loop interval must be seconds in (0, 86400]",
-							v.value_or("")));
-			o.loop_seconds = secs;
-		} else if (a == "--force" && o.command == Command::reset) {
-			o.force = true;
-		} else if (a == "--diff" && o.command == Command::diagnose) {
-			if (i + 2 >= args.size())
-				return fail("--diff needs two reports: rbln-smi diagnose --diff A.json B.json");
-			o.diff = {args[i + 1], args[i + 2]};
-			i += 2;
-		} else if (a == "-d" && o.command == Command::dmon) {
-			auto v = take();
-			char *end = nullptr;
-			double secs = v ? std::strtod(v->c_str(), &end) : 0;
-			if (!v || end == v->c_str() || *end || !(secs > 0 && secs <= 3600))
-				return fail(fmt::format("-d '{}': the interval must be seconds in (0, 3600]",
-							v.value_or("")));
-			o.delay_seconds = secs;
-		} else if ((a == "--count" && (o.command == Command::events || o.command == Command::dmon)) ||
-			   (a == "--timeout" && o.command == Command::events)) {
-			auto v = take();
-			unsigned long n = 0;
-			try {
-				n = v ? std::stoul(*v) : 0;
-			} catch (...) {
-				n = 0;
-			}
-			if (!v || n == 0 || n > 1000000)
-				return fail(fmt::format("{} '{}': expected a positive whole number", a,
-							v.value_or("")));
-			(a == "--count" ? o.count : o.timeout_seconds) = unsigned(n);
-		} else {
-			return fail(fmt::format("unknown option '{}' (see rbln-smi --help)", args[i]));
-		}
-	}
-	if (o.command == Command::reset && o.ids.empty())
-		return fail("reset needs the NPUs to reset: rbln-smi reset -i N [--force]");
-	if (o.csv && o.command != Command::query)
-		return fail("--format csv goes with --query FIELDS");
-	if (o.command == Command::query && !o.csv && !o.json)
+	if (!o.query_fields.empty() && o.command == Command::show)
+		o.command = Command::query;
+	if (!format.empty())
+		o.csv = true, o.csv_header = format == "csv";
+	else if (o.command == Command::query && !o.json)
 		o.csv = true;	// --query alone prints CSV, like nvidia-smi --query-gpu
+	if (o.csv && o.json)
+		return {std::nullopt, "--format excludes --json (see rbln-smi --help)"};
 	return {o, {}};
 }
 
 std::string help_text()
 {
-	return fmt::format(R"(Usage: rbln-smi [OPTIONS]
-       rbln-smi events [--json] [--count N] [--timeout SECONDS]
-       rbln-smi diagnose [--json] | diagnose --diff A.json B.json
-       rbln-smi triage "<error message>" [--json]
-       rbln-smi selftest [-i LIST] [--json]
-       rbln-smi reset -i LIST [--force]
-       rbln-smi dmon [-i LIST] [-d SECONDS] [--count N]
-       rbln-smi topo [-i LIST]
-
-Shows the RBLN NPUs of this host, their processes, and acts on them.
-
-Views:
-  (none)              device table and process (context) table
-  -q, --query-all     full report: also memory and engines of each chiplet
-  -i, --id LIST       only these NPUs: indices, uuids or PCI bus ids (e.g. -i 0,2)
-  -j, --json          JSON (schema_version 1; bytes and counts are integers)
-      --query FIELDS  chosen fields, CSV by default; fields:
-                      {}
-      --format csv[,noheader]
-  -l, --loop SECONDS  repeat every SECONDS until interrupted
-  -g, --groups        logical devices of this environment (RBLN_VISIBLE_DEVICES,
-                      RBLN_NPUS_PER_DEVICE, RBLN_DEVICE_MAP)
-
-Actions:
-      --reclaim       reclaim stale clients (their process exited but the file
-                      lives on): root reclaims any, others their own; with -i
-  events              stream driver events until interrupted (or --count N)
-  dmon                one line per NPU every -d SECONDS (default 1), --count N times
-  topo                chiplets of each NPU and how they connect (die-to-die links,
-                      the host link through chiplet 0), with PCI bus id and NUMA node
-  diagnose            environment report (host, module, DKMS, device nodes, udev
-                      rules, library candidates, ABI verdict, RBLN_* variables,
-                      grouping, container, processes); works without the driver;
-                      anything missing shows as MISSING (null in --json)
-  diagnose --diff A B what changed between two --json reports, one line each
-  triage "<message>"  which layer an error message points at, what to check first
-  reset -i LIST       (root) back to READY: engines, chiplets and faults cleared;
-                      refused while processes have the NPU open (it says which)
-                      unless --force, which revokes their access
-  selftest            per NPU: allocate, DMA round trip through every chiplet,
-                      compare, free; a PASS/FAIL line each (exit 1 on a FAIL)
-
-Memory is shown in one unit per field (MiB below 1 GiB of total, else GiB).
-
-Exit codes:
-  0 success   1 other error   2 bad argument   3 no driver or no NPU
-  4 permission denied   5 NPU not found   6 device in use
-)", fmt::join(query_field_names(), ","));
+	return parse_options({"--help"}).options->help;
 }
 
 } // namespace rbln::smi

@@ -1,22 +1,25 @@
-// rbln-smi's command line: parsed into Options by a pure function, so every
-// error message is unit-tested on the host.
+// rbln-smi's command line (CLI11): parsed into Options by a pure function, so
+// every error message is unit-tested on the host.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rbln/exit_codes.hpp"
+
 namespace rbln::smi {
 
-// Exit codes, documented in --help and the README.
+// Exit codes: libdevmgr's table (rbln/exit_codes.hpp), shared by every tool.
 enum Exit : int {
-	kOk = 0,
-	kError = 1,		// anything not below
-	kBadArgument = 2,	// bad option or value
-	kNoDriver = 3,		// rbln driver not loaded / no NPU found
-	kPermission = 4,	// not allowed (device nodes, reclaim)
-	kNotFound = 5,		// -i named an NPU that does not exist
-	kInUse = 6,		// reset: device in use
+	kOk = int(ExitCode::ok),
+	kError = int(ExitCode::error),
+	kBadArgument = int(ExitCode::bad_argument),
+	kNoDriver = int(ExitCode::no_driver),
+	kPermission = int(ExitCode::permission),
+	kNotFound = int(ExitCode::not_found),
+	kInUse = int(ExitCode::in_use),
+	kNotSupported = int(ExitCode::not_supported),
 };
 
 enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, topo, help, version };
@@ -25,6 +28,7 @@ struct Options {
 	Command command = Command::show;
 	bool full = false;			// -q
 	bool json = false;			// -j
+	bool vendor_json = false;		// --json-format vendor
 	std::vector<std::string> ids;		// -i
 	std::vector<std::string> query_fields;	// --query
 	bool csv = false, csv_header = true;	// --format csv[,noheader]
@@ -35,6 +39,7 @@ struct Options {
 	std::optional<unsigned> timeout_seconds;	// events --timeout
 	std::vector<std::string> diff;		// diagnose --diff A B
 	std::string message;			// triage "<error text>"
+	std::string help;			// --help: the (sub)command's help
 };
 
 struct ParseResult {

@@ -2,51 +2,24 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace rbln::smi {
 
-static std::string read_attr(const std::string &dir, const char *name)
-{
-	std::ifstream in(dir + "/" + name);
-	std::string s;
-	std::getline(in, s);
-	return s;
-}
-
-static uint64_t read_u64(const std::string &dir, const char *name)
-{
-	std::string s = read_attr(dir, name);
-	return s.empty() ? 0 : std::stoull(s, nullptr, 0);
-}
-
-static int64_t read_i64(const std::string &dir, const char *name)
-{
-	std::string s = read_attr(dir, name);
-	return s.empty() ? 0 : std::stoll(s, nullptr, 0);
-}
-
 static DeviceSnapshot device_snapshot(const NpuInfo &npu, bool chiplets)
 {
-	const std::string &d = npu.sysfs;
-	DeviceSnapshot s{npu, read_attr(d, "firmware_version"),
-			 int(read_i64(d, "numa_node")),
-			 int(read_i64(d, "temperature") / 1000), double(read_u64(d, "power_draw")) / 1e6,
-			 read_attr(d, "pstate"), unsigned(read_u64(d, "utilization")),
-			 read_u64(d, "memory_used"), read_u64(d, "memory_placed"), {}};
+	NpuFigures f = npu_figures(npu);
+	DeviceSnapshot s{npu, f.firmware_version, f.numa_node, f.status.temperature_mc / 1000,
+			 f.status.power_w, fmt::format("P{}", f.status.pstate), f.status.utilization,
+			 f.status.memory_used, f.status.memory_placed, {}};
 	if (chiplets)
-		for (unsigned c = 0; c < npu.chiplet_count; c++) {
-			std::string cd = fmt::format("{}/chiplet{}", d, c);
-			ChipletSnapshot cs{c, read_u64(cd, "memory_total"), read_u64(cd, "memory_used"),
-					   read_u64(cd, "memory_placed"), {},
-					   unsigned(read_u64(cd, "engine_resets"))};
-			std::istringstream engines(read_attr(cd, "engines"));
-			for (std::string e; engines >> e;)
-				cs.engines.push_back({e, read_u64(cd, (e + "_busy_ns").c_str())});
+		for (const auto &c : chiplet_figures(npu)) {
+			ChipletSnapshot cs{c.index, c.memory.total, c.memory.used, c.memory.placed, {},
+					   c.engine_resets};
+			for (const auto &e : c.engines)
+				cs.engines.push_back({e.name, e.busy_ns});
 			s.chiplets.push_back(std::move(cs));
 		}
 	return s;
@@ -87,9 +60,9 @@ static std::optional<Snapshot> snapshot_by_ioctl(const std::string &driver_versi
 Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets)
 {
 	Snapshot snap;
-	snap.driver_version = read_attr("/sys/module/rbln", "version");
+	snap.driver_version = driver_version();
 	if (snap.driver_version.empty())
-		throw Error(Errc::no_device, ENODEV,
+		throw Error(Errc::driver_not_loaded, ENOENT,
 			    "the rbln driver is not loaded (modprobe rbln; check dkms status and dmesg)");
 	if (ids.empty() && !chiplets)
 		if (auto fast = snapshot_by_ioctl(snap.driver_version))

@@ -1,4 +1,4 @@
-// What rbln-smi shows, collected once per refresh from sysfs and the driver.
+// What rbln-smi shows, collected once per refresh through libdevmgr.
 #pragma once
 
 #include <string>
@@ -6,6 +6,7 @@
 
 #include "rbln/devmgr.hpp"
 #include "rbln/enumerate.hpp"
+#include "rbln/figures.hpp"
 
 namespace rbln::smi {
 

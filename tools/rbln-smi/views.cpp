@@ -1,5 +1,7 @@
 #include "views.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -175,6 +177,39 @@ std::string render_json(const Snapshot &snap)
 	return doc.dump(2) + "\n";
 }
 
+std::string render_vendor_json(const Snapshot &snap)
+{
+	using nlohmann::json;
+	json devices = json::array(), contexts = json::array();
+	for (const auto &d : snap.devices)
+		devices.push_back({
+			{"npu", d.npu.index},
+			{"name", d.npu.name},
+			{"uuid", d.npu.uuid},
+			{"device", fmt::format("rbln{}", d.npu.index)},
+			{"status", d.npu.status},
+			{"fw_ver", d.firmware_version},
+			// Simulated NPUs have no PCI link to report.
+			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node},
+				 {"link_speed", nullptr}, {"link_width", nullptr}}},
+			{"temperature", d.temperature_c},
+			{"card_power", std::round(d.power_w * 10) / 10},
+			{"pstate", d.pstate},
+			// The vendor's types: bytes as decimal strings.
+			{"memory", {{"used", std::to_string(d.memory_used)},
+				    {"total", std::to_string(d.npu.memory_total)}}},
+			{"util", d.utilization},
+		});
+	for (const auto &c : snap.contexts)
+		contexts.push_back({{"ctx_id", c.client.client_id},
+				    {"npu", c.npu},
+				    {"pid", c.client.creator_pid},
+				    {"cmd", c.client.creator_comm},
+				    {"memory", std::to_string(c.client.device_memory)}});
+	json doc = {{"KMD_version", snap.driver_version}, {"devices", devices}, {"contexts", contexts}};
+	return doc.dump(2) + "\n";
+}
+
 std::string render_dmon(const Snapshot &snap, bool header)
 {
 	std::string out;
@@ -212,21 +247,21 @@ std::string render_topo(const Snapshot &snap)
 	return out;
 }
 
-static std::string field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
+static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
 {
-	if (f == "npu") return std::to_string(d.npu.index);
+	if (f == "npu") return d.npu.index;
 	if (f == "name") return d.npu.name;
 	if (f == "uuid") return d.npu.uuid;
 	if (f == "pci.bus_id") return d.npu.pci_bus_id;
 	if (f == "status") return d.npu.status;
-	if (f == "temperature") return std::to_string(d.temperature_c);
-	if (f == "power") return fmt::format("{:.1f}", d.power_w);
+	if (f == "temperature") return d.temperature_c;
+	if (f == "power") return std::round(d.power_w * 10) / 10;
 	if (f == "pstate") return d.pstate;
-	if (f == "memory.used") return std::to_string(d.memory_used);
-	if (f == "memory.total") return std::to_string(d.npu.memory_total);
-	if (f == "utilization") return std::to_string(d.utilization);
+	if (f == "memory.used") return d.memory_used;
+	if (f == "memory.total") return d.npu.memory_total;
+	if (f == "utilization") return d.utilization;
 	if (f == "driver_version") return snap.driver_version;
-	return "";
+	return nullptr;
 }
 
 std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header)
@@ -236,11 +271,27 @@ std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fie
 		out += fmt::format("{}\n", fmt::join(fields, ", "));
 	for (const auto &d : snap.devices) {
 		std::vector<std::string> values;
-		for (const auto &f : fields)
-			values.push_back(field_value(snap, d, f));
+		for (const auto &f : fields) {
+			auto v = field_value(snap, d, f);
+			values.push_back(v.is_string() ? v.get<std::string>()
+				       : v.is_number_float() ? fmt::format("{:.1f}", v.get<double>())
+							     : v.dump());
+		}
 		out += fmt::format("{}\n", fmt::join(values, ", "));
 	}
 	return out;
+}
+
+std::string render_query_json(const Snapshot &snap, const std::vector<std::string> &fields)
+{
+	nlohmann::json devices = nlohmann::json::array();
+	for (const auto &d : snap.devices) {
+		nlohmann::json row = nlohmann::json::object();
+		for (const auto &f : fields)
+			row[f] = field_value(snap, d, f);
+		devices.push_back(row);
+	}
+	return devices.dump(2) + "\n";
 }
 
 } // namespace rbln::smi

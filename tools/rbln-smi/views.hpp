@@ -13,8 +13,12 @@ namespace rbln::smi {
 std::string render_table(const Snapshot &snap, bool full);
 // JSON, schema_version 1: see docs/rbln-smi.md.
 std::string render_json(const Snapshot &snap);
+// -j --json-format vendor: the keys and types of the vendor's rbln-smi -j.
+std::string render_vendor_json(const Snapshot &snap);
 // --query: one line per NPU.
 std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header);
+// --query -j: an array with one object of those fields per NPU, typed.
+std::string render_query_json(const Snapshot &snap, const std::vector<std::string> &fields);
 
 // dmon: a header (with @header) and one line per NPU.
 std::string render_dmon(const Snapshot &snap, bool header);

@@ -4,8 +4,14 @@
  *
  * Handles are opaque.  Every call returns an rbln_status; on failure
  * rbln_last_error() gives a message for this thread that names the device,
- * the size and the likely cause.  Structs that are filled in by the library
- * start with a struct_size the caller sets, so they can grow.
+ * the size and the likely cause.
+ *
+ * Structs filled in by the library start with a struct_size the caller sets
+ * to sizeof() of the struct it was built with.  Structs only grow at the end,
+ * so a caller's struct may be older (smaller) or newer (larger) than the
+ * library's: the library writes only the common prefix, zeroes the tail a
+ * newer caller has beyond it, and walks arrays with the caller's element size.
+ * A struct_size below the struct's first published size is refused.
  *
  * Soname librbln_devmgr.so.0; pkg-config rbln-devmgr.
  */
@@ -41,6 +47,8 @@ typedef enum rbln_status {
 	RBLN_ERR_CANCELED = 11,		/* the job was cancelled */
 	RBLN_ERR_SYSTEM = 12,		/* another system error; see the message */
 	RBLN_ERR_ABI_MISMATCH = 13,	/* driver and library interfaces do not match */
+	RBLN_ERR_DRIVER_NOT_LOADED = 14, /* rbln.ko is not loaded (no /sys/module/rbln) */
+	RBLN_ERR_NOT_SUPPORTED = 15,	/* the driver or kernel lacks the feature */
 } rbln_status;
 
 typedef enum rbln_engine {
@@ -70,6 +78,9 @@ typedef struct rbln_device_info {
 	char uuid[40];
 	char pci_bus_id[16];
 	char driver_version[32];
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH	/* only the ABI test's build: a field added later */
+	uint64_t grown;
+#endif
 } rbln_device_info;
 
 typedef struct rbln_memory_usage {
@@ -87,6 +98,8 @@ typedef struct rbln_copy {
 	uint64_t size;
 } rbln_copy;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the project version). */
+RBLN_API const char *rbln_library_version(void);
 RBLN_API const char *rbln_status_string(rbln_status status);
 /* The message of this thread's last failed call ("" if none). */
 RBLN_API const char *rbln_last_error(void);
@@ -139,6 +152,9 @@ typedef struct rbln_npu_info {
 	char uuid[40];
 	char pci_bus_id[16];
 	char status[16];		/* READY, BUSY, INIT, FAULT, FINISH */
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_npu_info;
 
 /* NPUs on this host in PCI bus order; info is the i-th of them. */
@@ -175,14 +191,58 @@ typedef struct rbln_client_info {
 	uint64_t device_memory;
 	uint64_t idle_ns;
 	char creator_comm[16];
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_client_info;
 
-/* Fills up to @capacity entries (each struct_size set by the caller); *count: how many exist. */
+/*
+ * Fills up to @capacity entries; *count: how many exist.  The caller sets
+ * clients[0].struct_size, which is also the element size of the array.
+ */
 RBLN_API rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *clients,
 					 size_t capacity, size_t *count);
 /* Revokes a stale client (force: any, root only); *freed_bytes may be NULL. */
 RBLN_API rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int force,
 					 uint64_t *freed_bytes);
+
+/* ---- Lookup, status and engine figures ---- */
+
+/* Finds an NPU by index ("1"), uuid or PCI bus id ("0000:02:00.0"). */
+RBLN_API rbln_status rbln_npu_find(const char *spec, rbln_npu_info *info);
+
+typedef struct rbln_device_status {
+	size_t struct_size;		/* in: sizeof(rbln_device_status) */
+	char status[16];		/* READY, BUSY, INIT, FAULT, FINISH */
+	int32_t temperature_mc;		/* millidegrees Celsius */
+	uint32_t pstate;		/* P-state: 2 working, 14 idle */
+	double power_w;
+	uint32_t utilization;		/* percent busy in the last sampling window */
+	uint32_t reserved;
+	uint64_t memory_total, memory_used, memory_placed;	/* bytes */
+	uint64_t busy_ns;		/* time any engine ran a job */
+} rbln_device_status;
+
+/* The changing figures of an open device, in one ioctl. */
+RBLN_API rbln_status rbln_device_get_status(const rbln_device *device, rbln_device_status *status);
+/* The same figures of NPU @spec from sysfs, without opening it (works outside group rbln). */
+RBLN_API rbln_status rbln_npu_get_status(const char *spec, rbln_device_status *status);
+
+typedef struct rbln_engine_figures {
+	size_t struct_size;		/* in: sizeof(rbln_engine_figures) */
+	uint32_t chiplet;
+	rbln_engine engine;
+	uint64_t busy_ns;		/* time the engine spent running jobs */
+	uint32_t chiplet_engine_resets;	/* engine resets of its chiplet */
+	uint32_t reserved;
+} rbln_engine_figures;
+
+/*
+ * One entry per engine present on each chiplet of NPU @spec, chiplet by
+ * chiplet; *count: how many exist.  engines[0].struct_size is the element size.
+ */
+RBLN_API rbln_status rbln_npu_engines(const char *spec, rbln_engine_figures *engines,
+				      size_t capacity, size_t *count);
 
 /* ---- Driver events ---- */
 

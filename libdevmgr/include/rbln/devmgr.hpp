@@ -25,6 +25,12 @@
 
 #include "devmgr.h"
 
+namespace rbln::detail {
+struct DeviceState;	// internal: declared before the exported part so it stays hidden
+}
+
+// The C++ API is exported (the library builds with -fvisibility=hidden).
+#pragma GCC visibility push(default)
 namespace rbln {
 
 enum class Errc : int {
@@ -42,6 +48,8 @@ enum class Errc : int {
 	canceled = RBLN_ERR_CANCELED,
 	system = RBLN_ERR_SYSTEM,
 	abi_mismatch = RBLN_ERR_ABI_MISMATCH,
+	driver_not_loaded = RBLN_ERR_DRIVER_NOT_LOADED,
+	not_supported = RBLN_ERR_NOT_SUPPORTED,
 };
 
 class Error : public std::runtime_error {
@@ -142,10 +150,6 @@ struct ClientInfo {
 // drm-client-id in /proc/<pid>/fdinfo).  Empty where the kernel has no DRM
 // fdinfo (DRM_RBLN_CAP_FDINFO) or the holders are not visible to this user.
 std::vector<unsigned> client_holder_pids(uint64_t client_id);
-
-namespace detail {
-struct DeviceState;
-}
 
 class Buffer {
 public:
@@ -267,3 +271,4 @@ private:
 };
 
 } // namespace rbln
+#pragma GCC visibility pop

@@ -11,6 +11,7 @@
 
 #include "grouping.hpp"
 
+#pragma GCC visibility push(default)
 namespace rbln {
 
 struct NpuInfo {
@@ -36,13 +37,19 @@ std::vector<NpuInfo> enumerate_all_npus();
 // then comes from opening the node.  Unordered.
 std::vector<std::string> list_npu_nodes();
 
+// Whether rbln.ko is loaded (/sys/module/rbln): tells "no driver" from "no NPU".
+bool driver_loaded();
+
 // The NPU named by @spec: an index ("1"), a uuid or a PCI bus id
-// ("0000:02:00.0").  Throws Errc::not_found naming what exists.
+// ("0000:02:00.0").  Throws Errc::not_found naming what exists, or
+// Errc::driver_not_loaded.
 NpuInfo find_npu(const std::string &spec);
 
 // The logical devices of this process (RBLN_* variables applied to the NPUs
 // found).  Never throws: configuration problems come back as warnings.
 Plan logical_devices();
+// Throws the configuration error logical_devices() turns into a warning.
+void check_logical_devices();
 // Its "Logical Device | Physical NPU IDs | Status" table, warnings after it.
 std::string device_summary();
 // Registers logical device @logical_id of this process's plan (all its NPUs
@@ -72,3 +79,4 @@ private:
 };
 
 } // namespace rbln
+#pragma GCC visibility pop

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#pragma GCC visibility push(default)
 namespace rbln {
 
 struct DriverEvent {
@@ -47,3 +48,4 @@ private:
 };
 
 } // namespace rbln
+#pragma GCC visibility pop

@@ -2,8 +2,11 @@
 // Grouping physical NPUs into the logical devices a process uses, from
 //
 //   RBLN_VISIBLE_DEVICES   which NPUs this process may use: host indices or
-//                          uuids, comma-separated, in the order given.  Set
-//                          but empty: none (with a warning).  Unset: all.
+//                          uuids, comma-separated, in the order given; "all"
+//                          (as unset); "none" or "void": none.  Set but
+//                          empty: none (with a warning).  The container
+//                          runtime uses this same parser and rewrites the
+//                          variable to the NPUs it gave (docs/rbln-smi.md).
 //   RBLN_DEVICES           deprecated alias; RBLN_VISIBLE_DEVICES wins.
 //   RBLN_NPUS_PER_DEVICE   group size, 1, 2, 4, 8, 16 or 32: consecutive
 //                          visible NPUs form a logical device.
@@ -23,6 +26,7 @@
 
 #include "devmgr.hpp"
 
+#pragma GCC visibility push(default)
 namespace rbln {
 
 struct PhysicalNpu {
@@ -49,7 +53,8 @@ struct Plan {
 
 // The NPUs an RBLN_VISIBLE_DEVICES-style @value names (@var is the variable's
 // name, for messages), in the order given: host indices or uuids separated by
-// commas.  Empty: none, with a warning.  Throws rbln::Error (invalid_argument)
+// commas, "all" (every NPU of @host), "none" or "void" (none).  Empty: none,
+// with a warning.  Throws rbln::Error (invalid_argument)
 // naming the variable and the bad entry.  Also used by the container runtime.
 std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &host,
 					       const std::string &var, const std::string &value,
@@ -66,3 +71,4 @@ Plan plan_or_warning(const std::vector<PhysicalNpu> &host, const GroupingEnv &en
 std::string format_plan(const Plan &plan);
 
 } // namespace rbln
+#pragma GCC visibility pop

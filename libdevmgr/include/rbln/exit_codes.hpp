@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// The exit codes of every rbln tool: one table from libdevmgr's statuses, so
+// that a script sees the same number for the same failure whichever tool ran.
+#pragma once
+
+#include <string>
+
+#include "devmgr.hpp"
+
+namespace rbln {
+
+enum class ExitCode : int {
+	ok = 0,
+	error = 1,		// any other failure; the message says which
+	bad_argument = 2,	// a bad option, value or RBLN_* configuration
+	no_driver = 3,		// rbln.ko is not loaded
+	permission = 4,		// not allowed to open the device (group rbln?)
+	not_found = 5,		// no such NPU, no NPU at all, or it was removed
+	in_use = 6,		// held by another process
+	not_supported = 7,	// the driver or kernel lacks the feature, or the ABI differs
+};
+
+struct ExitCodeRow {
+	ExitCode code;
+	const char *meaning;
+};
+
+inline constexpr ExitCodeRow exit_code_table[] = {
+	{ExitCode::ok, "success"},
+	{ExitCode::error, "error (the message says which)"},
+	{ExitCode::bad_argument, "bad argument or RBLN_* configuration"},
+	{ExitCode::no_driver, "rbln driver not loaded"},
+	{ExitCode::permission, "permission denied (group rbln)"},
+	{ExitCode::not_found, "NPU not found, no NPU, or NPU removed"},
+	{ExitCode::in_use, "NPU in use by another process"},
+	{ExitCode::not_supported, "not supported by the driver or kernel, or ABI mismatch"},
+};
+
+constexpr ExitCode exit_code(Errc code) noexcept
+{
+	switch (code) {
+	case Errc::ok:
+		return ExitCode::ok;
+	case Errc::invalid_argument:
+		return ExitCode::bad_argument;
+	case Errc::driver_not_loaded:
+		return ExitCode::no_driver;
+	case Errc::permission:
+		return ExitCode::permission;
+	case Errc::not_found:
+	case Errc::no_device:
+		return ExitCode::not_found;
+	case Errc::busy:
+		return ExitCode::in_use;
+	case Errc::not_supported:
+	case Errc::abi_mismatch:
+		return ExitCode::not_supported;
+	default:
+		return ExitCode::error;
+	}
+}
+
+// "Exit codes: 0 success, 1 error ..., 7 ...", for --help.
+inline std::string exit_codes_help()
+{
+	std::string text = "Exit codes:\n";
+	for (const auto &row : exit_code_table)
+		text += "  " + std::to_string(int(row.code)) + "  " + row.meaning + "\n";
+	return text;
+}
+
+} // namespace rbln
