@@ -157,18 +157,17 @@ static int rbln_job_wait_engine(struct rbln_job *job)
 static int rbln_job_copy(struct rbln_job *job)
 {
 	u32 i;
-	int ret;
 
 	for (i = 0; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
 		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
 
-		/* Placed at submit already; this only sees a revoked buffer. */
-		ret = rbln_bo_place(src);
-		if (!ret)
-			ret = rbln_bo_place(dst);
-		if (ret)
-			return ret;
+		/*
+		 * Placed at submit; a revocation drains the file's jobs before
+		 * it frees backing, and exported buffers are never revoked.
+		 */
+		if (WARN_ON_ONCE(!READ_ONCE(src->vaddr) || !READ_ONCE(dst->vaddr)))
+			return -ENODEV;
 		memcpy(dst->vaddr + c->dst_offset, src->vaddr + c->src_offset, c->size);
 		cond_resched();
 	}
