@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -107,6 +108,20 @@ void round_trip(int fd, uint32_t chiplets, std::mt19937_64 &rng, uint64_t len)
 	free_buffer(fd, out);
 	free_buffer(fd, c0);
 }
+
+// Sets the module's job_timeout_ms for one test and puts the old value back.
+class JobTimeout {
+public:
+	explicit JobTimeout(const std::string &ms)
+	{
+		EXPECT_EQ(write_file(kParam, ms), 0);
+	}
+	~JobTimeout() { EXPECT_EQ(write_file(kParam, old_), 0); }
+
+private:
+	static constexpr const char *kParam = "/sys/module/rbln/parameters/job_timeout_ms";
+	std::string old_ = read_file(kParam).value_or("1000");
+};
 
 // NPU 1 is the Rebel100 (4 chiplets), NPU 0 the ATOM (1 chiplet).
 class Dma : public ::testing::Test {
@@ -298,9 +313,7 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	const auto before = std::stoul(read_file(resets).value_or("0"));
 
 	// A timeout long enough that a slow guest sees the job running before it ends.
-	const std::string timeout_param = "/sys/module/rbln/parameters/job_timeout_ms";
-	const std::string old_timeout = read_file(timeout_param).value_or("1000");
-	ASSERT_EQ(write_file(timeout_param, "3000"), 0);
+	std::optional<JobTimeout> timeout{"3000"};
 	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
 	uint64_t hung = 0;
 	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
@@ -319,7 +332,7 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	EXPECT_EQ(copy(other.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {c.handle, d.handle, 0, 0, 4096}), 0);
 
 	EXPECT_EQ(wait_job(fd, hung), -ETIMEDOUT);
-	EXPECT_EQ(write_file(timeout_param, old_timeout), 0);
+	timeout.reset();
 	EXPECT_EQ(wait_job(fd, hung), 0) << "a failure is reported once";
 	EXPECT_EQ(read_file(dev + "/status"), "READY") << "idle again";
 	EXPECT_EQ(std::stoul(read_file(resets).value_or("0")), before + 1);
@@ -338,9 +351,7 @@ TEST_F(Dma, SignalsDoNotStretchAWait)
 {
 	int fd = fd_.get();
 	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
-	const std::string timeout_param = "/sys/module/rbln/parameters/job_timeout_ms";
-	const std::string old_timeout = read_file(timeout_param).value_or("1000");
-	ASSERT_EQ(write_file(timeout_param, "20000"), 0);
+	JobTimeout timeout("20000");
 	ASSERT_EQ(debugfs_write(1, "hang", "0 neural_dma"), 0);
 	uint64_t hung = 0;
 	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
@@ -371,7 +382,6 @@ TEST_F(Dma, SignalsDoNotStretchAWait)
 	EXPECT_LT(waited, std::chrono::seconds(15)) << "the wait restarted with its full timeout";
 	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
 	EXPECT_EQ(wait_job(fd, hung), 0);
-	EXPECT_EQ(write_file(timeout_param, old_timeout), 0);
 	free_buffer(fd, a);
 	free_buffer(fd, b);
 }
