@@ -1,0 +1,265 @@
+// rbln-storm: many processes doing random valid and invalid things to every
+// rbln device at once, for a given time, while a supervisor SIGKILLs them at
+// random moments, a chaos process injects device faults and adds and removes
+// devices, and (optionally) the kernel fails rbln's allocations.  Afterwards
+// every device's memory must be back to 0.  Run as root inside the test VM
+// (tests/stress/storm.sh); the kernel's checkers judge the rest.
+//
+// Exit status: 0 the storm ran and memory came back; 1 it did not; 2 usage
+// or setup error.
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <glob.h>
+#include <map>
+#include <new>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "rbln_drm.h"
+#include "storm_chaos.h"
+#include "storm_stats.h"
+#include "storm_worker.h"
+
+namespace storm {
+
+Stats *g_stats;
+Stats &stats() { return *g_stats; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+	unsigned seconds = 60;
+	unsigned workers = 6;
+	uint64_t seed = 0;
+	unsigned fail_percent = 1;
+	bool fail_allocations = true;
+	bool chaos = true;
+	std::string json;
+};
+
+pid_t spawn(const std::function<void()> &body)
+{
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		body();
+		::_exit(0);
+	}
+	return pid;
+}
+
+std::vector<std::string> device_nodes()
+{
+	std::vector<std::string> nodes;
+	glob_t g{};
+	if (::glob("/dev/rbln[0-9]*", 0, nullptr, &g) == 0)
+		nodes.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+	::globfree(&g);
+	return nodes;
+}
+
+uint64_t param(int fd, uint32_t which)
+{
+	drm_rbln_get_param p{};
+	p.param = which;
+	return ::ioctl(fd, DRM_IOCTL_RBLN_GET_PARAM, &p) ? ~0ULL : p.value;
+}
+
+// Every device's used and placed memory back at 0; jobs still finishing may
+// hold buffers for a moment, so it polls for a while.  Returns the problems.
+std::vector<std::string> memory_left()
+{
+	std::vector<std::string> left;
+	for (int tries = 0; tries < 100; tries++) {
+		left.clear();
+		for (const auto &node : device_nodes()) {
+			int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				continue;	// removed meanwhile
+			uint64_t used = param(fd, DRM_RBLN_PARAM_MEMORY_USED);
+			uint64_t placed = param(fd, DRM_RBLN_PARAM_MEMORY_PLACED);
+			::close(fd);
+			if (used || placed)
+				left.push_back(fmt::format("{}: {} bytes used, {} placed", node, used, placed));
+		}
+		if (left.empty())
+			break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	}
+	return left;
+}
+
+// Reaps every child, including the workers' orphans (this process is their
+// subreaper), waiting at most @limit for them.
+bool reap_all(std::chrono::seconds limit)
+{
+	auto until = Clock::now() + limit;
+	while (Clock::now() < until) {
+		pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
+		if (pid < 0 && errno == ECHILD)
+			return true;
+		if (pid <= 0)
+			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
+	return false;
+}
+
+nlohmann::json report(const Stats &s, std::pair<uint64_t, uint64_t> injected)
+{
+	nlohmann::json ops = nlohmann::json::object(), errs = nlohmann::json::object();
+	for (unsigned i = 0; i < static_cast<unsigned>(Op::Count); i++)
+		if (s.total[i])
+			ops[std::string(kOpNames[i])] = {{"ok", s.ok[i].load()}, {"total", s.total[i].load()}};
+	for (unsigned e = 0; e < kMaxErrno; e++)
+		if (s.errnos[e]) {
+			const char *name = e ? ::strerrorname_np(static_cast<int>(e)) : "other";
+			errs[name ? name : std::to_string(e)] = s.errnos[e].load();
+		}
+	return {{"operations", ops},
+		{"errnos", errs},
+		{"workers_started", s.workers_started.load()},
+		{"kills", s.kills.load()},
+		{"sigbus", s.sigbus.load()},
+		{"allocations_failed", {{"slab", injected.first}, {"pages", injected.second}}}};
+}
+
+void print(const nlohmann::json &r)
+{
+	fmt::print("storm: {:<18} {:>10} {:>10}\n", "operation", "ok", "total");
+	for (const auto &[name, v] : r["operations"].items())
+		fmt::print("storm: {:<18} {:>10} {:>10}\n", name, v["ok"].get<uint64_t>(), v["total"].get<uint64_t>());
+	fmt::print("storm: workers started {}, killed {}, SIGBUS on revoked mappings {}\n",
+		   r["workers_started"].get<uint64_t>(), r["kills"].get<uint64_t>(), r["sigbus"].get<uint64_t>());
+	fmt::print("storm: allocations failed by injection: slab {}, pages {}\n",
+		   r["allocations_failed"]["slab"].get<uint64_t>(), r["allocations_failed"]["pages"].get<uint64_t>());
+	std::string errs;
+	for (const auto &[name, n] : r["errnos"].items())
+		errs += fmt::format(" {} {}", name, n.get<uint64_t>());
+	fmt::print("storm: errnos:{}\n", errs.empty() ? " none" : errs);
+}
+
+int run(const Options &o)
+{
+	void *shared = ::mmap(nullptr, sizeof(Stats), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED) {
+		fmt::print(stderr, "storm: mmap: {}\n", std::strerror(errno));
+		return 2;
+	}
+	g_stats = new (shared) Stats{};
+	::prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (device_nodes().empty()) {
+		fmt::print(stderr, "storm: no /dev/rbln* device (is rbln loaded and udevd running?)\n");
+		return 2;
+	}
+	if (o.fail_allocations) {
+		std::string err = enable_allocation_failures(o.fail_percent);
+		if (!err.empty()) {
+			fmt::print(stderr, "storm: allocation-failure injection: {}\n", err);
+			return 2;
+		}
+	}
+
+	std::mt19937_64 rng(o.seed);
+	auto deadline = Clock::now() + std::chrono::seconds(o.seconds);
+	fmt::print("storm: {} workers for {} s, seed {}, chaos {}, allocation failures {}\n", o.workers,
+		   o.seconds, o.seed, o.chaos ? "on" : "off",
+		   o.fail_allocations ? fmt::format("{}%", o.fail_percent) : "off");
+	auto start_worker = [&] {
+		WorkerOptions w{rng(), deadline, o.fail_allocations};
+		stats().workers_started++;
+		return spawn([w] { run_worker(w); });
+	};
+	std::vector<pid_t> workers;
+	for (unsigned i = 0; i < o.workers; i++)
+		workers.push_back(start_worker());
+	pid_t chaos = o.chaos ? spawn([&, seed = rng()] { run_chaos(seed, deadline); }) : -1;
+
+	unsigned next_progress = 10;
+	while (Clock::now() < deadline) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 450));
+		size_t i = rng() % workers.size();
+		if (::kill(workers[i], SIGKILL) == 0)
+			stats().kills++;
+		::waitpid(workers[i], nullptr, 0);
+		workers[i] = start_worker();
+		while (::waitpid(-1, nullptr, WNOHANG) > 0)	// orphans that finished
+			;
+		auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now()).count();
+		if (o.seconds - left >= next_progress) {
+			fmt::print("storm: {} s left, {} kills so far\n", left, stats().kills.load());
+			std::fflush(stdout);
+			next_progress += 10;
+		}
+	}
+	for (pid_t w : workers)
+		::kill(w, SIGKILL);
+	(void)chaos;
+	bool reaped = reap_all(std::chrono::seconds(60));
+	auto injected = o.fail_allocations ? disable_allocation_failures() : std::pair<uint64_t, uint64_t>{};
+
+	int rc = 0;
+	if (!reaped) {
+		fmt::print("storm: FAILED: processes of the storm still alive 60 s after the end (stuck in the kernel?)\n");
+		rc = 1;
+	}
+	std::string settle = settle_devices();
+	if (!settle.empty()) {
+		fmt::print("storm: FAILED: settling the devices: {}\n", settle);
+		rc = 1;
+	}
+	for (const auto &l : memory_left()) {
+		fmt::print("storm: FAILED: memory not returned: {}\n", l);
+		rc = 1;
+	}
+	nlohmann::json r = report(stats(), injected);
+	print(r);
+	if (!o.json.empty())
+		std::ofstream(o.json) << r.dump(2) << '\n';
+	if (stats().total[static_cast<unsigned>(Op::Submit)] == 0 || stats().kills == 0) {
+		fmt::print("storm: FAILED: the storm did not run (no submissions or no kills)\n");
+		rc = 1;
+	}
+	fmt::print("storm: {}\n", rc ? "FAILED" : "memory back to 0 on every device");
+	return rc;
+}
+
+}  // namespace
+}  // namespace storm
+
+int main(int argc, char **argv)
+{
+	storm::Options o;
+	o.seed = std::random_device{}();
+	CLI::App app{"rbln-storm: random ioctls from many processes, kills, device faults and hotplug "
+		     "against rbln.ko; checks that every device's memory comes back.  Run as root in a "
+		     "test VM: it resets devices and injects faults."};
+	app.add_option("-t,--seconds", o.seconds, "how long the storm lasts")->check(CLI::Range(1u, 86400u));
+	app.add_option("-w,--workers", o.workers, "worker processes at any time")->check(CLI::Range(1u, 256u));
+	app.add_option("-s,--seed", o.seed, "random seed (printed; reuse it to replay the mix)");
+	app.add_option("--fail-percent", o.fail_percent,
+		       "percent of rbln's allocations to fail (failslab, fail_page_alloc)")
+		->check(CLI::Range(1u, 100u));
+	app.add_flag("!--no-fail-allocations", o.fail_allocations, "no allocation-failure injection");
+	app.add_flag("!--no-chaos", o.chaos, "no device faults and no hotplug");
+	app.add_option("--json", o.json, "also write the report to this file");
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		return app.exit(e) ? 2 : 0;	// --help is 0, any usage error 2
+	}
+	return storm::run(o);
+}

@@ -1,0 +1,49 @@
+// Counters the storm's processes share (one MAP_SHARED page set, made before
+// the first fork), so a worker killed mid-operation still has its counts.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+namespace storm {
+
+// Every kind of operation a worker or the chaos process does.
+enum class Op : unsigned {
+	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
+	Wait, PrimeExport, PrimeImport, Acquire, Release, ListClients, Reclaim, Reset, Query,
+	ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
+};
+
+constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
+	"open", "close", "bo_create", "bo_create_invalid", "gem_close", "bo_info", "mmap",
+	"submit", "submit_broken", "wait", "prime_export", "prime_import", "acquire", "release",
+	"list_clients", "reclaim", "reset", "query", "fork_child", "fault_inject", "device_add",
+	"device_remove",
+};
+
+constexpr unsigned kMaxErrno = 256;
+
+struct Stats {
+	std::atomic<uint64_t> total[static_cast<unsigned>(Op::Count)];
+	std::atomic<uint64_t> ok[static_cast<unsigned>(Op::Count)];
+	std::atomic<uint64_t> errnos[kMaxErrno];	// by errno of failed operations
+	std::atomic<uint64_t> kills;			// workers SIGKILLed by the supervisor
+	std::atomic<uint64_t> sigbus;			// CPU accesses to revoked mappings
+	std::atomic<uint64_t> workers_started;
+
+	void record(Op op, int err)
+	{
+		total[static_cast<unsigned>(op)]++;
+		if (!err)
+			ok[static_cast<unsigned>(op)]++;
+		else
+			errnos[static_cast<unsigned>(err) < kMaxErrno ? err : 0]++;
+	}
+};
+
+// The shared counters; valid in every process of the storm.
+Stats &stats();
+
+}  // namespace storm

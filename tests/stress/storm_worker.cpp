@@ -1,0 +1,531 @@
+// A storm worker keeps a few open files of random devices, their buffers,
+// mappings, exported dma-bufs and job numbers, and does one random operation
+// after another: mostly valid, some deliberately invalid.  It may fork a child
+// that inherits its files and outlives it.  The supervisor kills workers at
+// random moments, so every operation can be cut off anywhere.
+#include "storm_worker.h"
+
+#include <algorithm>
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <glob.h>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rbln_drm.h"
+#include "storm_stats.h"
+
+namespace storm {
+namespace {
+
+// What a worker knows of a buffer, to build copies the driver accepts.
+struct Bo {
+	uint32_t handle;
+	uint64_t size;
+	uint32_t chiplet;	// as created; DRM_RBLN_CHIPLET_INTERLEAVED spans all
+	bool host;
+};
+
+struct File {
+	int fd;
+	std::vector<Bo> bos;
+	std::vector<uint64_t> seqnos;
+};
+
+struct Mapping {
+	void *addr;
+	size_t len;
+};
+
+sigjmp_buf sigbus_jump;
+
+void on_sigbus(int)
+{
+	siglongjmp(sigbus_jump, 1);
+}
+
+int call(int fd, unsigned long request, void *arg)
+{
+	return ::ioctl(fd, request, arg) ? errno : 0;
+}
+
+std::vector<std::string> device_nodes()
+{
+	std::vector<std::string> nodes;
+	glob_t g{};
+	if (::glob("/dev/rbln[0-9]*", 0, nullptr, &g) == 0)
+		nodes.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+	::globfree(&g);
+	return nodes;
+}
+
+class Worker {
+public:
+	explicit Worker(const WorkerOptions &opts) : opts_(opts), rng_(opts.seed) {}
+
+	[[noreturn]] void run()
+	{
+		while (std::chrono::steady_clock::now() < opts_.deadline)
+			step();
+		::_exit(0);
+	}
+
+private:
+	uint64_t below(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
+	bool chance(unsigned percent) { return below(100) < percent; }
+	template <typename T> T &pick(std::vector<T> &v) { return v[below(v.size())]; }
+
+	File *any_file()
+	{
+		if (files_.empty())
+			open_file();
+		return files_.empty() ? nullptr : &pick(files_);
+	}
+
+	uint32_t any_handle(File &f)
+	{
+		// A made-up handle now and then: the driver must say ENOENT.
+		if (f.bos.empty() || chance(5))
+			return static_cast<uint32_t>(below(64));
+		return pick(f.bos).handle;
+	}
+
+	// A file revoked by RECLAIM or RESET answers everything with ENODEV:
+	// let it go and open a fresh one.
+	void after(File &f, int err)
+	{
+		if (err == ENODEV && chance(50)) {
+			::close(f.fd);
+			f.fd = -1;
+			std::erase_if(files_, [](const File &x) { return x.fd < 0; });
+		}
+	}
+
+	// The mix: mostly the paths a runtime takes, with the disruptive calls
+	// (acquire, reclaim, reset) rare enough that work still gets done.
+	void step()
+	{
+		static const std::vector<double> weights = {
+			3, 2, 10, 2, 4, 2, 3, 14, 3, 8, 3, 1, 3, 1, 0.2, 3, 0.5, 3,
+		};
+		std::discrete_distribution<unsigned> mix(weights.begin(), weights.end());
+		switch (mix(rng_)) {
+		case 0: open_file(); break;
+		case 1: close_file(); break;
+		case 2: bo_create(); break;
+		case 3: bo_create_invalid(); break;
+		case 4: gem_close(); break;
+		case 5: bo_info(); break;
+		case 6: mmap_touch(); break;
+		case 7: submit(); break;
+		case 8: submit_broken(); break;
+		case 9: wait(); break;
+		case 10: prime(); break;
+		case 11: acquire_release(); break;
+		case 12: list_clients(); break;
+		case 13: reclaim(); break;
+		case 14: reset(); break;
+		case 15: query(); break;
+		case 16: fork_child(); break;
+		default: munmap_one(); break;
+		}
+	}
+
+	void open_file()
+	{
+		if (files_.size() >= 4)
+			return;
+		auto nodes = device_nodes();
+		if (nodes.empty())
+			return;
+		int fd = ::open(pick(nodes).c_str(), O_RDWR | O_CLOEXEC);
+		stats().record(Op::Open, fd < 0 ? errno : 0);
+		if (fd >= 0)
+			files_.push_back({fd, {}, {}});
+	}
+
+	void close_file()
+	{
+		if (files_.empty())
+			return;
+		size_t i = below(files_.size());
+		stats().record(Op::Close, ::close(files_[i].fd) ? errno : 0);
+		files_.erase(files_.begin() + static_cast<long>(i));
+	}
+
+	void bo_create()
+	{
+		File *f = any_file();
+		if (!f || f->bos.size() >= 32)
+			return;
+		drm_rbln_bo_create c{};
+		c.size = (1 + below(64)) * 4096 + (chance(20) ? below(4096) : 0);
+		c.flags = (chance(30) ? DRM_RBLN_BO_EAGER : 0) | (chance(20) ? DRM_RBLN_BO_HOST : 0);
+		c.chiplet = chance(20) ? DRM_RBLN_CHIPLET_INTERLEAVED : static_cast<uint32_t>(below(4));
+		if (c.flags & DRM_RBLN_BO_HOST)
+			c.chiplet = 0;
+		int err = call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c);
+		stats().record(Op::BoCreate, err);
+		if (!err)
+			f->bos.push_back({c.handle, (c.size + 4095) & ~4095ULL, c.chiplet,
+					  (c.flags & DRM_RBLN_BO_HOST) != 0});
+		after(*f, err);
+	}
+
+	void bo_create_invalid()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_bo_create c{};
+		switch (below(5)) {
+		case 0: c.size = 0; break;
+		case 1: c.size = 1ULL << 62; break;
+		case 2: c.size = 4096; c.flags = 1U << below(31); break;
+		case 3: c.size = 4096; c.chiplet = 4 + static_cast<uint32_t>(below(100)); break;
+		default: c.size = 4096; c.reserved = 1; break;
+		}
+		int err = call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c);
+		stats().record(Op::BoCreateInvalid, err);
+		if (!err)	// a valid one by chance (e.g. flag EAGER); keep it
+			f->bos.push_back({c.handle, c.size, c.chiplet, (c.flags & DRM_RBLN_BO_HOST) != 0});
+	}
+
+	void gem_close()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_gem_close c{};
+		c.handle = any_handle(*f);
+		int err = call(f->fd, DRM_IOCTL_GEM_CLOSE, &c);
+		stats().record(Op::GemClose, err);
+		std::erase_if(f->bos, [&](const Bo &b) { return b.handle == c.handle; });
+	}
+
+	void bo_info()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_bo_info info{};
+		info.handle = any_handle(*f);
+		info.flags = chance(5) ? 1 : 0;
+		stats().record(Op::BoInfo, call(f->fd, DRM_IOCTL_RBLN_BO_INFO, &info));
+	}
+
+	// Maps a buffer, writes and reads it; a revoked buffer raises SIGBUS.
+	void mmap_touch()
+	{
+		File *f = any_file();
+		if (!f || f->bos.empty() || maps_.size() >= 16)
+			return;
+		drm_rbln_bo_info info{};
+		info.handle = pick(f->bos).handle;
+		int err = call(f->fd, DRM_IOCTL_RBLN_BO_INFO, &info);
+		void *p = MAP_FAILED;
+		if (!err) {
+			p = ::mmap(nullptr, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd,
+				   static_cast<off_t>(info.mmap_offset));
+			err = p == MAP_FAILED ? errno : 0;
+		}
+		stats().record(Op::Mmap, err);
+		if (err)
+			return;
+		maps_.push_back({p, info.size});
+		volatile char *bytes = static_cast<char *>(p);
+		if (sigsetjmp(sigbus_jump, 1) == 0) {
+			size_t at = below(info.size);
+			bytes[at] = static_cast<char>(at);
+			(void)bytes[below(info.size)];
+		} else {
+			stats().sigbus++;
+		}
+	}
+
+	void munmap_one()
+	{
+		if (maps_.empty())
+			return;
+		size_t i = below(maps_.size());
+		::munmap(maps_[i].addr, maps_[i].len);
+		maps_.erase(maps_.begin() + static_cast<long>(i));
+	}
+
+	static bool on(const Bo &b, uint32_t chiplet)
+	{
+		return !b.host && (b.chiplet == chiplet || b.chiplet == DRM_RBLN_CHIPLET_INTERLEAVED);
+	}
+
+	// A copy the driver should accept: External HDMA between a host buffer
+	// and chiplet 0, or an on-chip engine between buffers of one chiplet.
+	bool valid_job(File &f, drm_rbln_submit &s, std::vector<drm_rbln_copy> &copies)
+	{
+		const Bo &a = pick(f.bos);
+		std::vector<const Bo *> peers;
+		if (a.host) {
+			s.engine = DRM_RBLN_ENGINE_EXTERNAL_HDMA;
+			s.chiplet = 0;
+			for (const Bo &b : f.bos)
+				if (on(b, 0))
+					peers.push_back(&b);
+		} else {
+			s.chiplet = a.chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? 0 : a.chiplet;
+			s.engine = static_cast<uint32_t>(below(3));	// NEURAL, TASK, DEVICE_HDMA
+			for (const Bo &b : f.bos)
+				if (on(b, s.chiplet) && b.handle != a.handle)
+					peers.push_back(&b);
+		}
+		if (peers.empty())
+			return false;
+		copies.resize(1 + below(8));
+		for (auto &c : copies) {
+			const Bo &b = *peers[below(peers.size())];
+			bool to_a = chance(50);
+			c.src_handle = to_a ? b.handle : a.handle;
+			c.dst_handle = to_a ? a.handle : b.handle;
+			c.size = 1 + below(std::min(a.size, b.size));
+			c.src_offset = below((to_a ? b.size : a.size) - c.size + 1);
+			c.dst_offset = below((to_a ? a.size : b.size) - c.size + 1);
+		}
+		return true;
+	}
+
+	void fill(drm_rbln_submit &s, std::vector<drm_rbln_copy> &copies)
+	{
+		s.copies = reinterpret_cast<uintptr_t>(copies.data());
+		s.copy_count = static_cast<uint32_t>(copies.size());
+		s.copy_size = sizeof(drm_rbln_copy);
+		s.label = reinterpret_cast<uintptr_t>("storm");
+	}
+
+	void submit()
+	{
+		File *f = any_file();
+		if (!f || f->bos.empty())
+			return;
+		drm_rbln_submit s{};
+		std::vector<drm_rbln_copy> copies;
+		if (!valid_job(*f, s, copies))
+			return;
+		fill(s, copies);
+		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
+		stats().record(Op::Submit, err);
+		if (!err)
+			f->seqnos.push_back(s.seqno);
+		after(*f, err);
+	}
+
+	// A job the driver must refuse, whole, before anything runs.
+	void submit_broken()
+	{
+		File *f = any_file();
+		if (!f || f->bos.empty())
+			return;
+		drm_rbln_submit s{};
+		std::vector<drm_rbln_copy> copies;
+		if (!valid_job(*f, s, copies))
+			return;
+		fill(s, copies);
+		switch (below(8)) {
+		case 0: copies.back().size = 0; break;
+		case 1: copies.back().src_offset = ~0ULL - 10; break;
+		case 2: copies.back().dst_handle = 1000 + static_cast<uint32_t>(below(100)); break;
+		case 3: s.copy_count = 0; break;
+		case 4: s.copies = 0x10; break;	// unmapped: EFAULT
+		case 5: s.copy_size = 4; break;
+		case 6: s.engine = DRM_RBLN_ENGINE_COUNT + static_cast<uint32_t>(below(10)); break;
+		default: s.flags = 1U << below(32); break;
+		}
+		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
+		stats().record(Op::SubmitBroken, err);
+		if (!err)
+			f->seqnos.push_back(s.seqno);
+	}
+
+	void wait()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_wait w{};
+		w.seqno = f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos);
+		w.timeout_ns = static_cast<int64_t>(below(20)) * 1000000;
+		int err = call(f->fd, DRM_IOCTL_RBLN_WAIT, &w);
+		stats().record(Op::Wait, err);
+		if (!err)
+			std::erase(f->seqnos, w.seqno);
+	}
+
+	// Exports a buffer and imports it into another open file (maybe another
+	// device): both then hold it.
+	void prime()
+	{
+		File *f = any_file();
+		if (!f || f->bos.empty())
+			return;
+		const Bo bo = pick(f->bos);
+		drm_prime_handle ex{};
+		ex.handle = bo.handle;
+		ex.flags = DRM_CLOEXEC | DRM_RDWR;
+		int err = call(f->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex);
+		stats().record(Op::PrimeExport, err);
+		if (err)
+			return;
+		File &to = pick(files_);
+		drm_prime_handle im{};
+		im.fd = ex.fd;
+		err = call(to.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &im);
+		stats().record(Op::PrimeImport, err);
+		if (!err && std::none_of(to.bos.begin(), to.bos.end(), [&](const Bo &b) { return b.handle == im.handle; }))
+			to.bos.push_back({im.handle, bo.size, bo.chiplet, bo.host});
+		if (chance(70))
+			::close(ex.fd);
+	}
+
+	void acquire_release()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_acquire a{};
+		if (chance(5))
+			a.flags = 2;
+		int err = call(f->fd, DRM_IOCTL_RBLN_ACQUIRE, &a);
+		stats().record(Op::Acquire, err);
+		// Held only for a moment, or the other workers get nothing done.
+		if (!err && chance(90))
+			stats().record(Op::Release, call(f->fd, DRM_IOCTL_RBLN_RELEASE, &a));
+	}
+
+	// Odd counts and element sizes; returns what it saw for reclaim().
+	std::vector<drm_rbln_client> list_clients()
+	{
+		File *f = any_file();
+		std::vector<drm_rbln_client> seen;
+		if (!f)
+			return seen;
+		const uint32_t sizes[] = {sizeof(drm_rbln_client), sizeof(drm_rbln_client) + 8, 8, 4096, 5000};
+		uint32_t entry = sizes[below(5)];
+		uint32_t count = static_cast<uint32_t>(below(8));
+		std::vector<char> room(static_cast<size_t>(entry) * count + 1);
+		drm_rbln_list_clients l{};
+		l.count = count;
+		l.entry_size = entry;
+		l.entries = chance(5) ? 0x10 : reinterpret_cast<uintptr_t>(room.data());
+		int err = call(f->fd, DRM_IOCTL_RBLN_LIST_CLIENTS, &l);
+		stats().record(Op::ListClients, err);
+		if (!err && entry >= sizeof(drm_rbln_client) && l.entries != 0x10)
+			for (uint32_t i = 0; i < std::min(count, l.count); i++) {
+				drm_rbln_client c;
+				std::memcpy(&c, room.data() + static_cast<size_t>(i) * entry, sizeof(c));
+				seen.push_back(c);
+			}
+		return seen;
+	}
+
+	void reclaim()
+	{
+		auto clients = list_clients();
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_reclaim r{};
+		r.client_id = clients.empty() ? below(1000) : pick(clients).client_id;
+		r.flags = chance(20) ? DRM_RBLN_RECLAIM_FORCE : 0;
+		stats().record(Op::Reclaim, call(f->fd, DRM_IOCTL_RBLN_RECLAIM, &r));
+	}
+
+	void reset()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		drm_rbln_reset r{};
+		r.flags = chance(30) ? DRM_RBLN_RESET_FORCE : 0;
+		stats().record(Op::Reset, call(f->fd, DRM_IOCTL_RBLN_RESET, &r));
+	}
+
+	void query()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		int err;
+		switch (below(4)) {
+		case 0: {
+			drm_rbln_get_param p{};
+			p.param = static_cast<uint32_t>(below(16));
+			p.flags = chance(30) ? DRM_RBLN_GET_PARAM_CHIPLET : 0;
+			p.chiplet = static_cast<uint32_t>(below(5));
+			err = call(f->fd, DRM_IOCTL_RBLN_GET_PARAM, &p);
+			break;
+		}
+		case 1: {
+			drm_rbln_device_info i{};
+			i.flags = chance(5) ? 1 : 0;
+			err = call(f->fd, DRM_IOCTL_RBLN_DEVICE_INFO, &i);
+			break;
+		}
+		case 2: {
+			drm_rbln_device_status s{};
+			err = call(f->fd, DRM_IOCTL_RBLN_DEVICE_STATUS, &s);
+			break;
+		}
+		default: {
+			drm_rbln_client_usage u{};
+			err = call(f->fd, DRM_IOCTL_RBLN_CLIENT_USAGE, &u);
+			break;
+		}
+		}
+		stats().record(Op::Query, err);
+	}
+
+	// A child inherits every open file and mapping and keeps going for a
+	// while after this worker is gone (killed or finished).
+	void fork_child()
+	{
+		if (!chance(20))
+			return;
+		pid_t pid = ::fork();
+		stats().record(Op::ForkChild, pid < 0 ? errno : 0);
+		if (pid != 0)
+			return;
+		opts_.deadline = std::min(opts_.deadline, std::chrono::steady_clock::now() +
+				std::chrono::milliseconds(200 + below(1500)));
+		rng_.seed(rng_() ^ static_cast<uint64_t>(::getpid()));
+		run();
+	}
+
+	WorkerOptions opts_;
+	std::mt19937_64 rng_;
+	std::vector<File> files_;
+	std::vector<Mapping> maps_;
+};
+
+}  // namespace
+
+void run_worker(const WorkerOptions &opts)
+{
+	struct sigaction sa{};
+	sa.sa_handler = on_sigbus;
+	::sigaction(SIGBUS, &sa, nullptr);
+	// The allocation-failure injection is scoped to the tasks that ask for it.
+	if (opts.fail_allocations) {
+		int fd = ::open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!::write(fd, "1", 1);
+			::close(fd);
+		}
+	}
+	Worker(opts).run();
+}
+
+}  // namespace storm
