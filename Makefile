@@ -2,9 +2,12 @@
 #
 #   make run       set up, build, boot a VM with one ATOM and one Rebel100, show the devices
 #   make shell     the same VM, left at a shell
-#   make test      set up, build, run everything: host unit tests, lint, DKMS, VM tests on
-#                  Debian's 6.1, 6.12 and newest 7.x kernels; and that the host is unchanged
+#   make test      set up, build, run everything: host unit tests, lint, DKMS, KUnit, VM tests
+#                  on Debian's 6.1, 6.12 and newest 7.x kernels and on the sanitizer kernel, a
+#                  60 s storm there; and that the host is unchanged
 #   make bench     set up, build, and print driver figures against same-VM baselines (JSON too)
+#   make stress    set up, build, and run the storm on the sanitizer kernel
+#                  (STRESS_SECONDS=300)
 #   make fuzz      fuzz the RBLN_* variable parser with libFuzzer (clang; FUZZ_SECONDS=60)
 #   make deps      install the Debian packages the project needs
 #   make install   install libdevmgr, tools, headers, udev rules, the CDI boot unit,
@@ -25,7 +28,7 @@ PREFIX      ?= /usr
 KERNEL_SRCS := $(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name VERSION \))
 
 .PHONY: all deps kernel userspace test check test-host test-vm test-dkms kunit run shell \
-	demo bench bench-run fuzz install clean
+	demo bench bench-run fuzz install clean debug-kernel stress stress-run
 
 all: kernel userspace
 
@@ -59,8 +62,27 @@ fuzz:
 		-lfmt -o $(BUILD)/fuzz/fuzz_grouping
 	$(BUILD)/fuzz/fuzz_grouping -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus
 
-check: all
-	tests/run-all.sh $(KERNELS)
+check: all debug-kernel
+	RBLN_DEBUG_KERNEL=$(DEBUG_KERNEL) tests/run-all.sh $(KERNELS)
+
+# The sanitizer kernel (KASAN, lockdep, kmemleak, UBSAN, fault injection) from
+# Debian's linux-source-6.12, cached in ~/.cache/rbln-debug-kernel (first build
+# about 20 minutes on 2 cores), and rbln.ko built out of tree against it.  A
+# module older than the kernel is rebuilt.
+DEBUG_KERNEL = $(shell tests/debug-kernel/build.sh release)
+debug-kernel:
+	tests/debug-kernel/build.sh kernel >/dev/null
+	@stamp=$$(tests/vm/kernel-cache.sh prepare $(DEBUG_KERNEL))/.rbln-installed; \
+		ko=$(BUILD)/kernel/$(DEBUG_KERNEL)/rbln.ko; [ ! -f $$ko ] || [ $$ko -nt $$stamp ] || rm -f $$ko
+	$(MAKE) $(BUILD)/kernel/$(DEBUG_KERNEL)/rbln.ko
+
+STRESS_SECONDS ?= 300
+stress: deps
+	$(MAKE) stress-run
+stress-run: userspace debug-kernel
+	RBLN_ALLOW_INJECTED_FAILURES=1 RBLN_VM_MEM=3072 tests/vm/run-vm.sh -o $(BUILD)/stress \
+		$(DEBUG_KERNEL) env STRESS_SECONDS=$(STRESS_SECONDS) tests/stress/storm.sh
+	@echo "stress: report in $(BUILD)/stress/storm.json, kernel log in $(BUILD)/stress/dmesg.txt"
 
 demo: userspace $(DEMO_KO)
 	tests/vm/run-vm.sh $(VM_FLAGS) $(DEMO_KERNEL) tests/vm/demo.sh $(DEMO_ARGS)
@@ -89,8 +111,8 @@ test-vm: all
 test-dkms:
 	tests/dkms-test.sh $(KERNELS)
 
-# KUnit suites in a test kernel built from Debian's linux-source-6.12 (cached
-# in ~/.cache/rbln-kunit; the first build takes a while, later ones seconds).
+# KUnit suites on the sanitizer kernel (the first build takes a while, later
+# ones only rebuild the driver).
 kunit: deps
 	tests/kunit/run.sh
 

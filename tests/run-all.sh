@@ -5,6 +5,9 @@
 # "N passed, N failed" and exits non-zero if anything failed.
 #
 #   tests/run-all.sh [--vm-only] KERNEL...
+#
+# RBLN_DEBUG_KERNEL (make test sets it): the sanitizer kernel's release; the
+# suite runs there too, then a storm of RBLN_STORM_SECONDS (default 60).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RBLN_BUILD:-$top/build}
@@ -60,7 +63,7 @@ if [ "$vm_only" = 0 ]; then
 	"$top/tests/dkms-test.sh" "${kernels[@]}"
 	result "DKMS packaging" $?
 
-	echo "=== KUnit suites (test kernel from linux-source-6.12)"
+	echo "=== KUnit suites (the sanitizer kernel)"
 	"$top/tests/kunit/run.sh"
 	kunit_rc=$?
 	# kunit.py's summary: "Testing complete. Ran N tests: passed: P, failed: F, ..."
@@ -84,6 +87,24 @@ for k in "${kernels[@]}"; do
 	# The VM itself (suite steps, kernel log) is one more check.
 	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
 done
+
+dk=${RBLN_DEBUG_KERNEL:-}
+if [ -n "$dk" ]; then
+	echo "=== VM tests on the sanitizer kernel $dk"
+	out=$build/vm/$dk
+	RBLN_VM_MEM=3072 "$top/tests/vm/run-vm.sh" -o "$out" "$dk" "$top/tests/debug-kernel/suite.sh"
+	vm_rc=$?
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $dk"
+	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc"
+
+	echo "=== storm on the sanitizer kernel (${RBLN_STORM_SECONDS:-60} s)"
+	out=$build/storm
+	RBLN_ALLOW_INJECTED_FAILURES=1 RBLN_VM_MEM=3072 "$top/tests/vm/run-vm.sh" -o "$out" "$dk" \
+		env STRESS_SECONDS="${RBLN_STORM_SECONDS:-60}" "$top/tests/stress/storm.sh" >/dev/null
+	storm_rc=$?
+	grep -h '^storm' "$out/job.log" 2>/dev/null
+	result "storm on $dk (memory, removal, unload, kmemleak or kernel log; see $out)" "$storm_rc"
+fi
 
 echo "=== the host is as before (packages, /lib/modules, /boot, /usr/src, /var/lib/dkms)"
 "$top/tests/host-snapshot.sh" > "$build/host-after.txt"

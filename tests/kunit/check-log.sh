@@ -1,20 +1,23 @@
 #!/bin/bash
-# Fails (and prints the lines) when the KUnit kernel's console log holds a
-# checker report: KASAN, lockdep, debugobjects, WARN/BUG/Oops, or a kmemleak
-# suspect.  The same patterns as the VM tests (tests/vm/check-dmesg.sh).
+# Fails (and prints the lines) when the KUnit run's console log holds a
+# checker report: KASAN, lockdep, UBSAN, debugobjects, WARN/BUG/Oops, or a
+# kmemleak suspect; or when the module failed to load or unload.  The same
+# patterns as the VM tests (tests/vm/check-dmesg.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 log=${1:?usage: check-log.sh CONSOLE_LOG}
 rc=0
 
-# Our own progress lines, the command line and the checkers' start-up
-# banners are not reports.
+# Our own progress lines are not reports.
 filtered=$(mktemp)
 trap 'rm -f "$filtered"' EXIT
-grep -v -e '^rbln-kunit:' -e 'ommand line:' -e 'kmemleak: Kernel memory leak detector initialized' \
-	-e 'RCU callback double-/use-after-free debug is enabled' "$log" > "$filtered"
+grep -v '^rbln-kunit:' "$log" > "$filtered"
 "$here/../vm/check-dmesg.sh" "$filtered" || rc=1
 
+if grep -q '^rbln-kunit: \(modprobe\|rmmod\) rbln failed' "$log"; then
+	grep '^rbln-kunit: .* failed' "$log"
+	rc=1
+fi
 if ! grep -q '^rbln-kunit: kmemleak report:' "$log"; then
 	echo "check-log: kmemleak did not run"
 	rc=1

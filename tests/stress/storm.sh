@@ -16,6 +16,7 @@ setup_node || { echo "storm: FAILED: node setup"; exit 1; }
 echo 200 > /sys/module/rbln/parameters/job_timeout_ms
 
 rc=0
+# shellcheck disable=SC2086,SC2154 # STORM_ARGS are words; build is setup-node.sh's
 "$build/cmake/tests/stress/rbln_storm" --seconds "${STRESS_SECONDS:-300}" --json /run/vm/storm.json \
 	${STORM_ARGS:-} || rc=1
 
