@@ -69,6 +69,7 @@ struct rbln_device {
 	struct mutex mem_lock;		/* mem_windows */
 	/* Device memory: one allocator per chiplet, then the interleaved window (rbln_mem.c). */
 	struct rbln_buddy mem_windows[RBLN_MEM_WINDOWS];
+	struct list_head mem_guards[RBLN_MEM_WINDOWS];	/* each window's guard page, if held */
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: hung jobs give up */

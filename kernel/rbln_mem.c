@@ -14,6 +14,16 @@
  * blocks anywhere (an interleaving device maps them), and the buffer's address
  * is one range of the interleaved window above the last chiplet's, an
  * allocator of the device's size that holds addresses only.
+ *
+ * Guard pages: on an empty window every page would be split off the largest
+ * root (~18 levels for 32 GiB) and every free would merge it all back, which
+ * made a small buffer's create+free several times slower.  So each window's
+ * allocator holds its first page as a guard while it can: the path to it
+ * stays split, there is a free block of every order, and small buffers
+ * neither split nor merge far.  The guard is user memory lent out, not a
+ * reserve: it is not counted as used, and a request that fails while the
+ * guard is held is retried without it (so capacity, alignment and ENOSPC are
+ * exactly the allocator's); the guard is taken again when page 0 is free.
  */
 #include <linux/math64.h>
 #include <linux/slab.h>
@@ -48,16 +58,52 @@ void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta)
 	}
 }
 
+/* Free in window @w, counting the guard page as free. */
+static u64 rbln_mem_avail(const struct rbln_device *rdev, unsigned int w)
+{
+	return rdev->mem_windows[w].avail +
+	       (list_empty(&rdev->mem_guards[w]) ? 0 : PAGE_SIZE);
+}
+
 /* memory_used follows the allocators, for readers that take no lock. */
 static void rbln_mem_update_used(struct rbln_device *rdev)
 {
 	unsigned int i;
 
-	for (i = 0; i < rdev->nr_chiplets; i++) {
-		const struct rbln_buddy *mm = &rdev->mem_windows[i];
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		atomic64_set(&rdev->chiplets[i].memory_used,
+			     rdev->mem_windows[i].size - rbln_mem_avail(rdev, i));
+}
 
-		atomic64_set(&rdev->chiplets[i].memory_used, mm->size - mm->avail);
-	}
+/* Takes the guard pages not held, where page 0 is free (see the top). */
+static void rbln_mem_guard(struct rbln_device *rdev)
+{
+	unsigned int w;
+
+	for (w = 0; w < RBLN_MEM_WINDOWS; w++)
+		if (rdev->mem_windows[w].size && list_empty(&rdev->mem_guards[w]) &&
+		    rbln_buddy_alloc_blocks(&rdev->mem_windows[w], 0, PAGE_SIZE, PAGE_SIZE,
+					    PAGE_SIZE, &rdev->mem_guards[w], 0))
+			INIT_LIST_HEAD(&rdev->mem_guards[w]);
+}
+
+/* @size from window @w, at one range or anywhere; the guard page if need be. */
+static int rbln_mem_take(struct rbln_device *rdev, unsigned int w, u64 size,
+			 bool range, struct list_head *blocks)
+{
+	struct rbln_buddy *mm = &rdev->mem_windows[w];
+	int ret;
+
+	if (size > rbln_mem_avail(rdev, w))
+		return -ENOSPC;
+	ret = range ? rbln_buddy_alloc_range(mm, size, blocks) :
+		      rbln_buddy_alloc_any(mm, size, blocks);
+	if (ret != -ENOSPC || list_empty(&rdev->mem_guards[w]))
+		return ret;
+	rbln_buddy_free_list(mm, &rdev->mem_guards[w]);
+	INIT_LIST_HEAD(&rdev->mem_guards[w]);
+	return range ? rbln_buddy_alloc_range(mm, size, blocks) :
+		       rbln_buddy_alloc_any(mm, size, blocks);
 }
 
 static void rbln_mem_release(struct rbln_device *rdev, struct rbln_mem *mem)
@@ -66,6 +112,7 @@ static void rbln_mem_release(struct rbln_device *rdev, struct rbln_mem *mem)
 
 	for (w = 0; w < RBLN_MEM_WINDOWS; w++)
 		rbln_buddy_free_list(&rdev->mem_windows[w], &mem->blocks[w]);
+	rbln_mem_guard(rdev);
 }
 
 int rbln_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 size, struct rbln_mem *mem)
@@ -80,19 +127,20 @@ int rbln_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 size, struct rbln_
 
 	mutex_lock(&rdev->mem_lock);
 	/* The address; for a buffer on one chiplet also its memory. */
-	ret = rbln_buddy_alloc_range(&rdev->mem_windows[w], size, &mem->blocks[w]);
+	ret = rbln_mem_take(rdev, w, size, true, &mem->blocks[w]);
 	for (i = 0; !ret && interleaved && i < rdev->nr_chiplets; i++) {
 		u64 share = rbln_share(rdev, chiplet, i, size);
 
 		if (share)
-			ret = rbln_buddy_alloc_any(&rdev->mem_windows[i], share,
-						   &mem->blocks[i]);
+			ret = rbln_mem_take(rdev, i, share, false, &mem->blocks[i]);
 	}
 	if (ret)
 		rbln_mem_release(rdev, mem);	/* all or nothing */
 	else
 		mem->address = w * RBLN_CHIPLET_WINDOW +
 			       rbln_buddy_blocks_start(&mem->blocks[w]);
+	if (!ret)
+		rbln_mem_guard(rdev);	/* if it was given up but page 0 stayed free */
 	rbln_mem_update_used(rdev);
 	mutex_unlock(&rdev->mem_lock);
 	return ret;
@@ -112,9 +160,14 @@ static void rbln_mem_fini(struct drm_device *drm, void *unused)
 	unsigned int w;
 
 	/* Buffers hold the device, so all their memory is back by now. */
-	for (w = 0; w < RBLN_MEM_WINDOWS; w++)
-		if (rdev->mem_windows[w].size)
-			rbln_buddy_fini(&rdev->mem_windows[w]);
+	for (w = 0; w < RBLN_MEM_WINDOWS; w++) {
+		if (!rdev->mem_windows[w].size)
+			continue;
+		mutex_lock(&rdev->mem_lock);
+		rbln_buddy_free_list(&rdev->mem_windows[w], &rdev->mem_guards[w]);
+		mutex_unlock(&rdev->mem_lock);
+		rbln_buddy_fini(&rdev->mem_windows[w]);
+	}
 }
 
 /* The chiplets' memory_total must be set. */
@@ -124,6 +177,8 @@ int rbln_mem_init(struct rbln_device *rdev)
 	int ret;
 
 	mutex_init(&rdev->mem_lock);
+	for (w = 0; w < RBLN_MEM_WINDOWS; w++)
+		INIT_LIST_HEAD(&rdev->mem_guards[w]);
 	for (w = 0; w < RBLN_MEM_WINDOWS; w++) {
 		struct rbln_buddy *mm = &rdev->mem_windows[w];
 		u64 size = w == RBLN_INTERLEAVED_WINDOW ? rdev->info.memory_total :
@@ -140,6 +195,9 @@ int rbln_mem_init(struct rbln_device *rdev)
 		}
 		rbln_buddy_set_lock(mm, &rdev->mem_lock);
 	}
+	mutex_lock(&rdev->mem_lock);
+	rbln_mem_guard(rdev);
+	mutex_unlock(&rdev->mem_lock);
 	return drmm_add_action_or_reset(&rdev->drm, rbln_mem_fini, NULL);
 }
 

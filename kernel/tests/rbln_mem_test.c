@@ -85,6 +85,17 @@ static u64 placed(struct rbln_device *rdev, unsigned int i)
 	return atomic64_read(&rdev->chiplets[i].memory_placed);
 }
 
+/* Free in window @w: the allocator's, and its guard page if held (it is lent). */
+static u64 window_free(struct rbln_device *rdev, unsigned int w)
+{
+	return rdev->mem_windows[w].avail + (list_empty(&rdev->mem_guards[w]) ? 0 : PAGE_SIZE);
+}
+
+static bool guard_held(struct rbln_device *rdev, unsigned int w)
+{
+	return !list_empty(&rdev->mem_guards[w]);
+}
+
 static bool inside(const struct test_bufs *b, unsigned int i, unsigned int window, u64 len)
 {
 	return addr(b, i) >= WINDOW(window) && addr(b, i) + b->size[i] <= WINDOW(window) + len;
@@ -160,7 +171,7 @@ static void rbln_mem_interleave_all_or_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, used(rdev, 0), 0ULL);
 	KUNIT_EXPECT_EQ(test, used(rdev, 1), 0ULL);
 	KUNIT_EXPECT_EQ(test, used(rdev, 3), 0ULL);
-	KUNIT_EXPECT_EQ(test, rdev->mem_windows[RBLN_MAX_CHIPLETS].avail, (u64)SZ_4M);
+	KUNIT_EXPECT_EQ(test, window_free(rdev, RBLN_MAX_CHIPLETS), (u64)SZ_4M);
 	/* Less than a page per chiplet lands on chiplet 0 alone, so it fits. */
 	KUNIT_EXPECT_EQ(test, take(b, 1, INTERLEAVED, 3 * PAGE_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, used(rdev, 0), 3 * PAGE_SIZE);
@@ -328,6 +339,53 @@ static void rbln_mem_fragmentation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, used(rdev, 0), (u64)SZ_512K - SZ_64K + SZ_128K);
 }
 
+/*
+ * The guard page (page 0 of each window, held so small buffers need not split
+ * the allocator all the way down) is not counted as used, never handed out
+ * while held, and lent when nothing else fits: page by page the chiplet takes
+ * exactly its capacity, all inside its window, and then one buffer of it all.
+ */
+static void rbln_mem_guard_page(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 1");	/* one chiplet, 1 MiB */
+	const unsigned int n = SZ_1M / PAGE_SIZE;
+	struct test_bufs *b = test_bufs(test, rdev, n + 1);
+	unsigned int i, j;
+
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, 0));
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, RBLN_MAX_CHIPLETS));
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, window_free(rdev, 0), (u64)SZ_1M);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, take(b, i, 0, PAGE_SIZE), 0);
+		KUNIT_ASSERT_TRUE(test, inside(b, i, 0, SZ_1M));
+		if (guard_held(rdev, 0))
+			KUNIT_ASSERT_NE(test, addr(b, i), WINDOW(0));
+		for (j = 0; j < i; j++)
+			KUNIT_ASSERT_NE(test, addr(b, j), addr(b, i));
+	}
+	KUNIT_EXPECT_FALSE(test, guard_held(rdev, 0));	/* lent to the last page */
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), (u64)SZ_1M);
+	KUNIT_EXPECT_EQ(test, take(b, n, 0, PAGE_SIZE), -ENOSPC);
+	for (i = 0; i < n; i++)
+		give(b, i);
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, 0));	/* taken back */
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), 0ULL);
+	KUNIT_ASSERT_EQ(test, take(b, n, 0, SZ_1M), 0);
+	KUNIT_EXPECT_EQ(test, addr(b, n), WINDOW(0));
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), (u64)SZ_1M);
+	give(b, n);
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, 0));
+	/* Interleaved: the address window has its guard too, lent the same way. */
+	KUNIT_ASSERT_EQ(test, take(b, n, INTERLEAVED, SZ_1M), 0);
+	KUNIT_EXPECT_TRUE(test, inside(b, n, RBLN_MAX_CHIPLETS, SZ_1M));
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), (u64)SZ_1M);
+	give(b, n);
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, 0));
+	KUNIT_EXPECT_TRUE(test, guard_held(rdev, RBLN_MAX_CHIPLETS));
+	KUNIT_EXPECT_EQ(test, used(rdev, 0), 0ULL);
+}
+
 static struct kunit_case rbln_mem_cases[] = {
 	KUNIT_CASE(rbln_mem_capacity_is_the_allocators),
 	KUNIT_CASE(rbln_mem_larger_than_device),
@@ -339,6 +397,7 @@ static struct kunit_case rbln_mem_cases[] = {
 	KUNIT_CASE(rbln_mem_addresses_stay_in_their_window),
 	KUNIT_CASE(rbln_mem_addresses_never_overlap),
 	KUNIT_CASE(rbln_mem_fragmentation),
+	KUNIT_CASE(rbln_mem_guard_page),
 	{}
 };
 
