@@ -9,9 +9,10 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <drm/drm_device.h>
-#include <drm/drm_mm.h>
 
+#include "rbln_buddy.h"
 #include "rbln_hw.h"
+#include "rbln_mem.h"
 #include "rbln_sku.h"
 
 /* RBLN_DRIVER_VERSION comes from kernel/VERSION through Kbuild. */
@@ -33,7 +34,7 @@ struct rbln_chiplet {
 	struct rbln_device *rdev;
 	unsigned int index;
 	u64 memory_total;
-	atomic64_t memory_used;		/* reserved by buffers, placed or not */
+	atomic64_t memory_used;		/* taken by buffers, placed or not (the allocator's) */
 	atomic64_t memory_placed;	/* with backing */
 	struct rbln_engine engines[DRM_RBLN_ENGINE_COUNT];
 	struct kobject *kobj;		/* chipletN/ in sysfs */
@@ -65,9 +66,10 @@ struct rbln_device {
 	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
 	atomic_t status;		/* enum drm_rbln_status */
 	struct rbln_busy busy;
-	spinlock_t mem_lock;		/* capacity check + reserve; address_space */
-	/* Device addresses: one window per chiplet, then one for interleaved buffers. */
-	struct drm_mm address_space[RBLN_MAX_CHIPLETS + 1];
+	struct mutex mem_lock;		/* mem_windows */
+	/* Device memory: one allocator per chiplet, then the interleaved window (rbln_mem.c). */
+	struct rbln_buddy mem_windows[RBLN_MEM_WINDOWS];
+	struct list_head mem_guards[RBLN_MEM_WINDOWS];	/* each window's guard page, if held */
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: hung jobs give up */

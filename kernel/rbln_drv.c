@@ -309,7 +309,6 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rdev->info = *info;
 	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
 	rbln_busy_init(&rdev->busy);
-	spin_lock_init(&rdev->mem_lock);
 	mutex_init(&rdev->clients_lock);
 	mutex_init(&rdev->bos_lock);
 	INIT_LIST_HEAD(&rdev->bos);

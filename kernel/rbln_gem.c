@@ -39,7 +39,7 @@ static struct rbln_device *bo_rdev(const struct rbln_bo *bo)
 
 u64 rbln_bo_device_address(const struct rbln_bo *bo)
 {
-	return rbln_bo_is_host(bo) ? 0 : bo->address.start;
+	return rbln_bo_is_host(bo) ? 0 : bo->mem.address;
 }
 
 int rbln_bo_place(struct rbln_bo *bo)
@@ -87,11 +87,10 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)bo->base.size);
 	}
 	if (bo->accounted) {
-		rbln_mem_unreserve(rdev, bo->chiplet, bo->base.size);
+		rbln_mem_free(rdev, &bo->mem);
 		bo->accounted = false;
 		freed = bo->base.size;
 	}
-	rbln_address_free(rdev, &bo->address);
 	mutex_unlock(&bo->lock);
 	return freed;
 }
@@ -110,8 +109,7 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)obj->size);
 	}
 	if (bo->accounted)
-		rbln_mem_unreserve(rdev, bo->chiplet, obj->size);
-	rbln_address_free(rdev, &bo->address);
+		rbln_mem_free(rdev, &bo->mem);
 	if (!list_empty(&bo->link)) {
 		mutex_lock(&rdev->bos_lock);
 		list_del(&bo->link);
@@ -283,17 +281,15 @@ static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags
 	return bo;
 }
 
-/* Device memory: capacity on the chiplet(s) and a range of addresses. */
+/* Device memory on the chiplet(s), with its range of addresses. */
 static int rbln_bo_reserve(struct rbln_bo *bo)
 {
-	struct rbln_device *rdev = bo_rdev(bo);
-	int ret;
+	int ret = rbln_mem_alloc(bo_rdev(bo), bo->chiplet, bo->base.size, &bo->mem);
 
-	ret = rbln_mem_reserve(rdev, bo->chiplet, bo->base.size);
 	if (ret)
 		return ret;
-	bo->accounted = true;	/* from here on, freeing the buffer unreserves */
-	return rbln_address_alloc(rdev, bo->chiplet, bo->base.size, &bo->address);
+	bo->accounted = true;	/* from here on, freeing the buffer frees its memory */
+	return 0;
 }
 
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file)

@@ -7,7 +7,8 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <drm/drm_gem.h>
-#include <drm/drm_mm.h>
+
+#include "rbln_mem.h"
 
 struct rbln_device;
 
@@ -15,12 +16,12 @@ struct rbln_bo {
 	struct drm_gem_object base;
 	u32 flags;			/* DRM_RBLN_BO_EAGER, DRM_RBLN_BO_HOST */
 	u32 chiplet;			/* index or DRM_RBLN_CHIPLET_INTERLEAVED */
-	struct drm_mm_node address;	/* device memory: its range of the device's addresses */
+	struct rbln_mem mem;		/* device memory, while accounted */
 	struct mutex lock;		/* placement, revocation and CPU faults */
 	void *vaddr;			/* backing, once placed */
 	struct iosys_map import_map;	/* imported buffers: the exporter's vmap */
 	struct sg_table *sgt;		/* imported buffers: the mapping to give back */
-	bool accounted;			/* holds a capacity reservation */
+	bool accounted;			/* holds device memory (mem) */
 	bool exported;			/* a dma-buf was made of it: never revoked */
 	bool revoked;			/* reclaimed: no backing, CPU access faults */
 	u64 client_id;			/* the client that created it */
@@ -63,18 +64,7 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,
 						      struct sg_table *sgt);
 
-/* Device memory (rbln_mem.c): capacity on the chiplets... */
-int rbln_mem_reserve(struct rbln_device *rdev, u32 chiplet, u64 size);
-void rbln_mem_unreserve(struct rbln_device *rdev, u32 chiplet, u64 size);
-/*
- * ...and addresses: a range of @size in the window of @chiplet (or the
- * interleaved window), never overlapping another buffer's; -ENOSPC when no
- * range is free.
- */
-int rbln_mem_init(struct rbln_device *rdev);
-int rbln_address_alloc(struct rbln_device *rdev, u32 chiplet, u64 size,
-		       struct drm_mm_node *address);
-void rbln_address_free(struct rbln_device *rdev, struct drm_mm_node *address);
+/* Device memory (rbln_mem.c), continued: backing placed or freed. */
 void rbln_mem_placed(struct rbln_device *rdev, u32 chiplet, s64 delta);
 /* Revokes the buffers only client @client_id holds; returns the bytes freed. */
 u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id);

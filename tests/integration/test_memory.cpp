@@ -1,7 +1,8 @@
 // Buffer objects against the real module: lazy vs eager placement and its
-// accounting, interleaving, capacity, mmap, PRIME, ownership, bad input, and
+// accounting, interleaving, capacity and fragmentation, mmap, PRIME, ownership, bad input, and
 // a killed process leaving nothing behind.
 #include <cstring>
+#include <vector>
 
 #include <fcntl.h>
 #include <linux/dma-heap.h>
@@ -259,6 +260,59 @@ TEST_F(Memory, AddressesStayInTheirChipletsWindow)
 	handles.push_back(host);
 	for (uint32_t h : handles)
 		EXPECT_EQ(gem_close(fd_.get(), h), 0);
+}
+
+// Fragmentation follows the allocator: with every other MiB of a chiplet
+// freed, half of it is free but 2 MiB fit nowhere (ENOSPC); once a freed MiB
+// has free neighbours, they do, there.
+TEST_F(Memory, FragmentedChipletFailsOnlyWhenNoRangeFits)
+{
+	constexpr uint32_t chiplet = 2;
+	const uint64_t total = param(fd_.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, chiplet);
+	const uint64_t base = uint64_t(chiplet) << 40;
+	ASSERT_EQ(usage(fd_.get(), chiplet).used, 0u) << "the pattern needs an empty chiplet";
+	ASSERT_EQ(total % kMiB, 0u);
+
+	std::vector<uint32_t> at(total / kMiB, 0);	// the buffer at each MiB (handles are > 0)
+	for (size_t i = 0; i < at.size(); i++) {
+		uint32_t h = 0;
+		ASSERT_EQ(bo_create(fd_.get(), kMiB, 0, chiplet, &h), 0) << "buffer " << i;
+		drm_rbln_bo_info info{};
+		ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+		ASSERT_GE(info.device_address, base);
+		const uint64_t offset = info.device_address - base;
+		ASSERT_EQ(offset % kMiB, 0u);
+		ASSERT_LT(offset / kMiB, at.size());
+		ASSERT_EQ(at[offset / kMiB], 0u) << "two buffers at " << offset;
+		at[offset / kMiB] = h;
+	}
+	auto close_at = [&](size_t mib) {
+		EXPECT_EQ(gem_close(fd_.get(), at[mib]), 0);
+		at[mib] = 0;
+	};
+	uint32_t h = 0;
+	EXPECT_EQ(bo_create(fd_.get(), 4096, 0, chiplet, &h), ENOSPC) << "full";
+	for (size_t mib = 0; mib < at.size(); mib += 2)
+		close_at(mib);
+	EXPECT_EQ(usage(fd_.get(), chiplet).used, total / 2);
+	EXPECT_EQ(bo_create(fd_.get(), 2 * kMiB, 0, chiplet, &h), ENOSPC)
+		<< "half the chiplet is free, but no 2 MiB in a row";
+	EXPECT_EQ(bo_create(fd_.get(), 2 * kMiB, DRM_RBLN_BO_EAGER, chiplet, &h), ENOSPC);
+	ASSERT_EQ(bo_create(fd_.get(), kMiB, 0, chiplet, &h), 0) << "one MiB fits";
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+
+	close_at(1);	// [0, 3 MiB) is free now
+	ASSERT_EQ(bo_create(fd_.get(), 2 * kMiB, DRM_RBLN_BO_EAGER, chiplet, &h), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd_.get(), h, info), 0);
+	EXPECT_GE(info.device_address, base);
+	EXPECT_LE(info.device_address + info.size, base + 3 * kMiB);
+	EXPECT_EQ(usage(fd_.get(), chiplet), (Usage{total / 2 - kMiB + 2 * kMiB, 2 * kMiB}));
+	EXPECT_EQ(gem_close(fd_.get(), h), 0);
+	for (size_t mib = 0; mib < at.size(); mib++)
+		if (at[mib])
+			close_at(mib);
+	EXPECT_EQ(usage(fd_.get(), chiplet), (Usage{0, 0}));
 }
 
 // CPU faults find the page by the mapping's offset, not by its start: after
