@@ -315,7 +315,6 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	INIT_LIST_HEAD(&rdev->bos);
 	INIT_LIST_HEAD(&rdev->clients);
 	rdev->owner = NULL;
-	atomic_set(&rdev->fail_next_jobs, 0);
 	rbln_chiplets_init(rdev);
 	ret = rbln_mem_init(rdev);
 	if (ret)
@@ -357,13 +356,14 @@ void rbln_device_destroy(struct rbln_device *rdev)
 {
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_DEVICE_REMOVED,
 					      .device = rdev->info.index });
-	/* Jobs stuck on a hung engine give up now rather than at their timeout. */
+	/* Jobs end with -ENODEV from now on instead of running. */
 	WRITE_ONCE(rdev->dying, true);
-	rbln_engines_kick(rdev);
 	rbln_debugfs_device_fini(rdev);
 	/* Waits for every ioctl inside the device; none can set a status after this. */
 	drm_dev_unplug(&rdev->drm);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
+	/* Jobs on the hardware end now rather than at their timeout. */
+	rbln_engines_stop(rdev);
 	rbln_engines_fini(rdev);
 	rbln_sysfs_fini(rdev);
 	dev_set_drvdata(rdev->parent, NULL);

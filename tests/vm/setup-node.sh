@@ -14,7 +14,8 @@ setup_node() {
 	"$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)" --daemon || return 1
 	# Loopback (the VM has no NIC): the exporter and Prometheus talk over it.
 	ip link set lo up || return 1
-	modprobe drm || return 1
+	# What rbln.ko links against: the DRM core and the GPU scheduler.
+	modprobe -a drm gpu-sched || return 1
 	# shellcheck disable=SC2086 # parameters are words
 	insmod "$RBLN_KO" $RBLN_KO_PARAMS || { echo "setup-node: insmod $RBLN_KO failed"; return 1; }
 	udevadm settle --timeout=60
