@@ -137,6 +137,13 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 			rbln_job_end(job, -ETIMEDOUT);
 		}
 	}
+	/*
+	 * The stop took the hardware fence off the job; given back (signalled
+	 * by now or soon), the restart ends the job with that fence's error
+	 * instead of -ECANCELED, so jobs waiting for it see -ETIMEDOUT.
+	 */
+	if (!sched_job->s_fence->parent && job->hw_fence)
+		sched_job->s_fence->parent = dma_fence_get(job->hw_fence);
 	rbln_sched_start(&engine->sched);
 	return RBLN_SCHED_STAT_RESET;
 }
