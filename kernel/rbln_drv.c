@@ -121,7 +121,8 @@ static const struct file_operations rbln_fops = {
 #endif
 
 static const struct drm_driver rbln_drm_driver = {
-	.driver_features = DRIVER_GEM | RBLN_NODE_FEATURES,
+	.driver_features = DRIVER_GEM | DRIVER_SYNCOBJ | RBLN_DRIVER_SYNCOBJ_TIMELINE |
+			   RBLN_NODE_FEATURES,
 	.ioctls = rbln_ioctls,
 	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
 	.fops = &rbln_fops,
@@ -172,6 +173,7 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 u64 rbln_driver_capabilities(void)
 {
 	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA | DRM_RBLN_CAP_ACQUIRE | DRM_RBLN_CAP_EVENTS |
+	       DRM_RBLN_CAP_SYNCOBJ |
 	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0) |
 	       (RBLN_HAVE_DRM_FDINFO ? DRM_RBLN_CAP_FDINFO : 0);
 }
@@ -378,7 +380,8 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
-	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 80);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_sync) != 16);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client_usage) != 72);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_acquire) != 8);

@@ -36,6 +36,7 @@
 #include "rbln_device.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
+#include "rbln_sync.h"
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
@@ -218,7 +219,16 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	test_and_set_bit(0, &job->ended);
 	rbln_job_account_end(job, status);
 	mutex_unlock(&engine->submit_lock);
-	job->done = dma_fence_get_stub();
+	/* Its fence, for out_sync: signalled, with the error if it failed. */
+	if (status) {
+		job->done = rbln_fence_create(engine);
+		if (job->done) {
+			dma_fence_set_error(job->done, status);
+			dma_fence_signal(job->done);
+		}
+	}
+	if (!job->done)
+		job->done = dma_fence_get_stub();
 	return true;
 }
 
@@ -478,13 +488,15 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_device *rdev = to_rbln_device(drm);
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_submit *args = data;
+	struct rbln_out_sync out;
 	struct rbln_engine *engine;
 	struct rbln_job *job;
 	int ret, idx;
 
-	if (args->flags || args->reserved || !args->copy_count ||
+	if (args->flags || args->reserved || args->reserved2 || !args->copy_count ||
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
-	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE)
+	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE ||
+	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -EAGAIN;		/* early; checked again under the lock */
@@ -500,23 +512,33 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
+	ret = rbln_job_read_in_syncs(job, file, args);
+	if (!ret)
+		ret = rbln_out_sync_prepare(&out, file, &args->out_sync);
+	if (ret) {
+		rbln_job_put(job);
+		return ret;
+	}
 
 	rbln_client_touch(client);
 	/* Queue only while the device is alive: removal destroys the queues. */
 	if (!drm_dev_enter(drm, &idx)) {
-		rbln_job_put(job);
-		return -ENODEV;
+		ret = -ENODEV;
+		goto out;
 	}
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
 	ret = rbln_job_launch(client, job);
-	rbln_job_put(job);
 	if (!ret) {
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
+		rbln_out_sync_signal(&out, job->done);
 	}
 	mutex_unlock(&client->lock);
 	drm_dev_exit(idx);
+out:
+	rbln_out_sync_fini(&out);
+	rbln_job_put(job);
 	return ret;
 }
 
