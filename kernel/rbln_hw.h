@@ -14,10 +14,13 @@
 #include <drm/rbln_drm.h>
 
 struct device;
+struct page;
 struct rbln_device;
 struct rbln_sku;
 
 #define RBLN_MAX_CHIPLETS	4
+/* mem_alloc's chiplet for host memory (External HDMA's other side). */
+#define RBLN_HW_HOST_MEMORY	(~0U)
 /* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
 #define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 
@@ -77,8 +80,20 @@ struct rbln_hw_ops {
 	 * job and never reports it.
 	 */
 	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);
-	/* Back to a working device (DRM_IOCTL_RBLN_RESET), with no job pushed. */
+	/* Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared. */
 	void (*device_reset)(struct rbln_device *rdev);
+
+	/*
+	 * Memory: the backing of a buffer of @size bytes on @chiplet (or
+	 * DRM_RBLN_CHIPLET_INTERLEAVED, or a host buffer: chiplet
+	 * RBLN_HW_HOST_MEMORY), zeroed and charged to the calling process's
+	 * memory cgroup; NULL when there is no room.  The address is how the
+	 * core reaches the bytes (vmap for PRIME importers); mem_page gives the
+	 * page behind an offset (mmap faults, exported sg tables).
+	 */
+	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, size_t size);
+	void (*mem_free)(struct rbln_device *rdev, void *vaddr);
+	struct page *(*mem_page)(struct rbln_device *rdev, void *vaddr, size_t offset);
 };
 
 /*

@@ -69,6 +69,11 @@ int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job);
 void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
 void rbln_sim_device_reset(struct rbln_device *rdev);
 
+/* rbln_sim_mem.c: device memory is host memory. */
+void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size);
+void rbln_sim_mem_free(struct rbln_device *rdev, void *vaddr);
+struct page *rbln_sim_mem_page(struct rbln_device *rdev, void *vaddr, size_t offset);
+
 /* Fault injection, as the debugfs files do it (also the KUnit tests' way in). */
 void rbln_sim_set_hang(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind, bool on);
 void rbln_sim_fail_next_jobs(struct rbln_device *rdev, int n);
