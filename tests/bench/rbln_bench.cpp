@@ -89,20 +89,23 @@ int main(int argc, char **argv)
 	};
 	const double submit_ns = ns_per_op([&] { copy(4096); });
 
-	// The Rebel100 chain, stages joined only by syncobjs.
+	// The Rebel100 chain, stages joined only by syncobjs (drivers since interface 10).
+	const bool syncobjs = dev.param(DRM_RBLN_PARAM_CAPABILITIES) & DRM_RBLN_CAP_SYNCOBJ;
 	const int fd = dev.fd();
 	auto n_src = dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager);
 	auto n_dst = dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager);
 	auto gather = dev.allocate(4096, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 	auto host = dev.allocate_host(4096);
-	uint32_t sync[2];
+	uint32_t sync[2] = {};
 	for (uint32_t &h : sync) {
+		if (!syncobjs)
+			break;
 		drm_syncobj_create c{};
 		if (ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
 			throw std::runtime_error("syncobj create failed");
 		h = c.handle;
 	}
-	const double chain_ns = ns_per_op([&] {
+	const double chain_ns = !syncobjs ? 0 : ns_per_op([&] {
 		submit_sync(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 1, {n_src.handle(), n_dst.handle(), 0, 0, 4096},
 			    0, sync[0]);
 		submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {n_dst.handle(), gather.handle(), 0, 0, 4096},
