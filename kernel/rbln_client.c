@@ -371,18 +371,15 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 	return 0;
 }
 
-/* Clears what fault injection and hangs left behind. */
+/* The backend resets the device; lost chiplets are back with it. */
 static void rbln_device_recover(struct rbln_device *rdev)
 {
-	unsigned int i, kind;
+	unsigned int i;
 
-	atomic_set(&rdev->fail_next_jobs, 0);
-	for (i = 0; i < rdev->nr_chiplets; i++) {
+	if (rdev->hw->device_reset)
+		rdev->hw->device_reset(rdev);
+	for (i = 0; i < rdev->nr_chiplets; i++)
 		WRITE_ONCE(rdev->chiplets[i].down, false);
-		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
-			WRITE_ONCE(rdev->chiplets[i].engines[kind].hung, false);
-	}
-	rbln_engines_kick(rdev);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
 }
 

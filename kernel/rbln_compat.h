@@ -89,4 +89,43 @@
 #define RBLN_DRM_DRIVER_DATE(yyyymmdd)
 #endif
 
+/* drm_sched_job_init() takes credits and the DRM client id (probes/drm_sched_job_init_client_id.c). */
+#ifdef RBLN_PROBE_DRM_SCHED_JOB_INIT_CLIENT_ID
+#define rbln_sched_job_init(job, entity, owner, client_id) \
+	drm_sched_job_init(job, entity, 1, owner, client_id)
+#else
+#define rbln_sched_job_init(job, entity, owner, client_id) \
+	drm_sched_job_init(job, entity, owner)
+#endif
+
+/* The scheduler's run queues are sized by its user (probes/drm_sched_init_num_rqs.c). */
+#ifdef RBLN_PROBE_DRM_SCHED_INIT_NUM_RQS
+#define RBLN_SCHED_INIT_NUM_RQS		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+#else
+#define RBLN_SCHED_INIT_NUM_RQS
+#endif
+
+/* Restarting a stopped scheduler: (sched, errno), (sched, full_recovery) or (sched). */
+#if defined(RBLN_PROBE_DRM_SCHED_START_ERRNO)
+#define rbln_sched_start(sched)		drm_sched_start(sched, 0)
+#elif defined(RBLN_PROBE_DRM_SCHED_START_RECOVERY)
+#define rbln_sched_start(sched)		drm_sched_start(sched, true)
+#else
+#define rbln_sched_start(sched)		drm_sched_start(sched)
+#endif
+
+/* What a timeout handler returns after a reset (probes/drm_sched_stat_reset.c). */
+#ifdef RBLN_PROBE_DRM_SCHED_STAT_RESET
+#define RBLN_SCHED_STAT_RESET		DRM_GPU_SCHED_STAT_RESET
+#else
+#define RBLN_SCHED_STAT_RESET		DRM_GPU_SCHED_STAT_NOMINAL
+#endif
+
+/* Timeline syncobjs (probes/syncobj_timeline.c). */
+#ifdef RBLN_PROBE_SYNCOBJ_TIMELINE
+#define RBLN_DRIVER_SYNCOBJ_TIMELINE	DRIVER_SYNCOBJ_TIMELINE
+#else
+#define RBLN_DRIVER_SYNCOBJ_TIMELINE	0
+#endif
+
 #endif /* RBLN_COMPAT_H */

@@ -9,6 +9,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <drm/drm_device.h>
+#include <drm/gpu_scheduler.h>
 
 #include "rbln_buddy.h"
 #include "rbln_hw.h"
@@ -17,15 +18,26 @@
 
 /* RBLN_DRIVER_VERSION comes from kernel/VERSION through Kbuild. */
 
+struct rbln_job;
+
+/*
+ * One engine of one chiplet: a DRM GPU scheduler with one entity every file
+ * submits through, so jobs run one at a time in submission order.
+ */
 struct rbln_engine {
 	enum drm_rbln_engine kind;
 	bool present;
 	struct rbln_chiplet *chiplet;
-	struct workqueue_struct *wq;	/* runs this engine's jobs in order */
-	struct mutex run_lock;		/* one job at a time, queued or direct */
-	atomic_t queued;		/* jobs on wq not finished yet */
-	bool hung;			/* fault injection: jobs do not finish */
-	wait_queue_head_t wait;		/* hung cleared, or the device is dying */
+	struct drm_gpu_scheduler sched;
+	struct drm_sched_entity entity;
+	bool sched_ready;		/* sched and entity initialised */
+	struct mutex submit_lock;	/* arm + push order; direct jobs */
+	atomic_t queued;		/* pushed to the scheduler, not ended */
+	atomic_t unfreed;		/* pushed, free_job not run yet */
+	spinlock_t active_lock;
+	struct rbln_job *active;	/* given to the hardware, not ended */
+	u64 fence_context;
+	atomic64_t fence_seqno;
 	atomic_t resets;
 	atomic64_t busy_ns;
 };
@@ -38,7 +50,7 @@ struct rbln_chiplet {
 	atomic64_t memory_placed;	/* with backing */
 	struct rbln_engine engines[DRM_RBLN_ENGINE_COUNT];
 	struct kobject *kobj;		/* chipletN/ in sysfs */
-	bool down;			/* fault injection: the chiplet is offline */
+	bool down;			/* lost, as the backend reported */
 };
 
 /*
@@ -72,11 +84,11 @@ struct rbln_device {
 	struct list_head mem_guards[RBLN_MEM_WINDOWS];	/* each window's guard page, if held */
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
-	bool dying;			/* being removed: hung jobs give up */
+	bool dying;			/* being removed: jobs end with -ENODEV */
+	wait_queue_head_t sched_idle;	/* an engine's last job was freed */
 	struct mutex clients_lock;	/* clients, owner */
 	struct list_head clients;	/* open files (struct rbln_client) */
 	struct rbln_client *owner;	/* the file that acquired the device */
-	atomic_t fail_next_jobs;	/* fault injection */
 	struct dentry *debugfs;
 };
 
@@ -119,11 +131,6 @@ void rbln_debugfs_init(void);
 void rbln_debugfs_fini(void);
 void rbln_debugfs_device_init(struct rbln_device *rdev);
 void rbln_debugfs_device_fini(struct rbln_device *rdev);
-/* The fault-injection commands "CHIPLET ENGINE [0|1]" and "CHIPLET [0|1]". */
-int rbln_debugfs_parse_hang(const struct rbln_device *rdev, const char *cmd,
-			    unsigned int *chiplet, unsigned int *kind, unsigned int *on);
-int rbln_debugfs_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
-				    unsigned int *chiplet, unsigned int *down);
 
 /* rbln_gem.c */
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);

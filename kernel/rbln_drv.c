@@ -121,7 +121,8 @@ static const struct file_operations rbln_fops = {
 #endif
 
 static const struct drm_driver rbln_drm_driver = {
-	.driver_features = DRIVER_GEM | RBLN_NODE_FEATURES,
+	.driver_features = DRIVER_GEM | DRIVER_SYNCOBJ | RBLN_DRIVER_SYNCOBJ_TIMELINE |
+			   RBLN_NODE_FEATURES,
 	.ioctls = rbln_ioctls,
 	.num_ioctls = ARRAY_SIZE(rbln_ioctls),
 	.fops = &rbln_fops,
@@ -172,6 +173,7 @@ const char *rbln_engine_name(enum drm_rbln_engine kind)
 u64 rbln_driver_capabilities(void)
 {
 	return DRM_RBLN_CAP_MEMORY | DRM_RBLN_CAP_DMA | DRM_RBLN_CAP_ACQUIRE | DRM_RBLN_CAP_EVENTS |
+	       DRM_RBLN_CAP_SYNCOBJ |
 	       (RBLN_HAVE_DRM_ACCEL ? DRM_RBLN_CAP_ACCEL_NODE : 0) |
 	       (RBLN_HAVE_DRM_FDINFO ? DRM_RBLN_CAP_FDINFO : 0);
 }
@@ -314,7 +316,6 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	INIT_LIST_HEAD(&rdev->bos);
 	INIT_LIST_HEAD(&rdev->clients);
 	rdev->owner = NULL;
-	atomic_set(&rdev->fail_next_jobs, 0);
 	rbln_chiplets_init(rdev);
 	ret = rbln_mem_init(rdev);
 	if (ret)
@@ -356,13 +357,14 @@ void rbln_device_destroy(struct rbln_device *rdev)
 {
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_DEVICE_REMOVED,
 					      .device = rdev->info.index });
-	/* Jobs stuck on a hung engine give up now rather than at their timeout. */
+	/* Jobs end with -ENODEV from now on instead of running. */
 	WRITE_ONCE(rdev->dying, true);
-	rbln_engines_kick(rdev);
 	rbln_debugfs_device_fini(rdev);
 	/* Waits for every ioctl inside the device; none can set a status after this. */
 	drm_dev_unplug(&rdev->drm);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
+	/* Jobs on the hardware end now rather than at their timeout. */
+	rbln_engines_stop(rdev);
 	rbln_engines_fini(rdev);
 	rbln_sysfs_fini(rdev);
 	dev_set_drvdata(rdev->parent, NULL);
@@ -377,7 +379,8 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
-	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 48);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 80);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_sync) != 16);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client_usage) != 72);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_acquire) != 8);

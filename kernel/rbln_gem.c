@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Buffer objects.  The simulated device memory of a buffer is vmalloc'ed
- * kernel memory, charged to the memory cgroup of the process that places it:
+ * Buffer objects.  The backing of a buffer comes from the backend
+ * (hw->mem_alloc), charged to the memory cgroup of the process that places it:
  * placed at creation (eager) or on first use (lazy: the first DMA job
  * touching it or the first CPU access through mmap).  CPU mappings are filled
  * page by page from a fault handler under the buffer's lock, so that a
@@ -14,7 +14,6 @@
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_prime.h>
@@ -44,24 +43,20 @@ u64 rbln_bo_device_address(const struct rbln_bo *bo)
 
 int rbln_bo_place(struct rbln_bo *bo)
 {
+	struct rbln_device *rdev = bo_rdev(bo);
 	int ret = 0;
 
 	mutex_lock(&bo->lock);
 	if (bo->revoked) {
 		ret = -ENODEV;
 	} else if (!bo->vaddr) {
-		/*
-		 * Zeroed, like fresh device memory, and charged to the caller's
-		 * memory cgroup.  A host short of memory is an ENOMEM for the
-		 * caller, not a warning in the kernel log.  (CPU mappings are
-		 * filled by the fault handler, so no VM_USERMAP area is needed.)
-		 */
-		bo->vaddr = __vmalloc(bo->base.size,
-				      GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+		/* Zeroed, like fresh device memory, and charged to the caller. */
+		bo->vaddr = rdev->hw->mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
+						bo->chiplet, bo->base.size);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
-			rbln_mem_placed(bo_rdev(bo), bo->chiplet, bo->base.size);
+			rbln_mem_placed(rdev, bo->chiplet, bo->base.size);
 	}
 	mutex_unlock(&bo->lock);
 	return ret;
@@ -81,7 +76,7 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 	/* Faults take the lock too: no page can be mapped after this. */
 	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
 	if (bo->vaddr && !rbln_bo_is_imported(bo)) {
-		vfree(bo->vaddr);
+		rdev->hw->mem_free(rdev, bo->vaddr);
 		bo->vaddr = NULL;
 		if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)bo->base.size);
@@ -104,7 +99,7 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 		rbln_dma_buf_vunmap(obj->import_attach->dmabuf, &bo->import_map);
 		drm_prime_gem_destroy(obj, bo->sgt);
 	} else if (bo->vaddr) {
-		vfree(bo->vaddr);
+		rdev->hw->mem_free(rdev, bo->vaddr);
 		if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)obj->size);
 	}
@@ -124,6 +119,7 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct rbln_bo *bo = to_rbln_bo(vma->vm_private_data);
+	struct rbln_device *rdev = bo_rdev(bo);
 	/* vm_pgoff holds the fake offset, through the device file or a dma-buf. */
 	u64 offset = (u64)(vmf->pgoff - drm_vma_node_start(&bo->base.vma_node)) << PAGE_SHIFT;
 	vm_fault_t ret;
@@ -137,7 +133,8 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	if (!bo->vaddr || offset >= bo->base.size)
 		ret = VM_FAULT_SIGBUS;
 	else
-		ret = vmf_insert_pfn(vma, vmf->address, vmalloc_to_pfn(bo->vaddr + offset));
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     page_to_pfn(rdev->hw->mem_page(rdev, bo->vaddr, offset)));
 	mutex_unlock(&bo->lock);
 	return ret;
 }
@@ -180,6 +177,7 @@ static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
+	struct rbln_device *rdev = bo_rdev(bo);
 	unsigned int i, n = obj->size >> PAGE_SHIFT;
 	struct sg_table *sgt;
 	struct page **pages;
@@ -192,7 +190,7 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 	if (!pages)
 		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < n; i++)
-		pages[i] = vmalloc_to_page(bo->vaddr + ((size_t)i << PAGE_SHIFT));
+		pages[i] = rdev->hw->mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
 	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
 	kvfree(pages);
 	return sgt;

@@ -14,10 +14,13 @@
 #include <drm/rbln_drm.h>
 
 struct device;
+struct page;
 struct rbln_device;
 struct rbln_sku;
 
 #define RBLN_MAX_CHIPLETS	4
+/* mem_alloc's chiplet for host memory (External HDMA's other side). */
+#define RBLN_HW_HOST_MEMORY	(~0U)
 /* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
 #define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 
@@ -41,10 +44,71 @@ struct rbln_sensors {
 	u32 pstate;			/* 0 fastest .. 15 slowest, shown as "P<n>" */
 };
 
+/*
+ * One job as an engine sees it: copies between buffers.  The core fills it,
+ * keeps the buffers alive and placed until the backend reports the end, and
+ * never pushes a second job to an engine before the first one ended.
+ */
+struct rbln_bo;
+struct rbln_hw_job {
+	u32 chiplet;
+	enum drm_rbln_engine engine;
+	u32 count;
+	const struct drm_rbln_copy *copies;
+	struct rbln_bo **bos;		/* src and dst of copy i at 2i and 2i + 1 */
+	u64 bytes;			/* sum of the copies' sizes */
+};
+
 struct rbln_hw_ops {
 	/* Fill @s.  Called with the device alive (inside drm_dev_enter). */
 	void (*read_sensors)(struct rbln_device *rdev, struct rbln_sensors *s);
+
+	/*
+	 * Engines.  push starts @job on its engine (the doorbell); the backend
+	 * reports its end with rbln_hw_job_done(), possibly before push returns.
+	 */
+	void (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
+	/*
+	 * Optional direct path: run a small @job to its end now and return its
+	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
+	 * Only called for an engine with nothing pushed.
+	 */
+	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
+	/*
+	 * The engine's job ran past its timeout: stop the engine and make it
+	 * usable again.  After this returns the backend no longer touches that
+	 * job and never reports it.
+	 */
+	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);
+	/* Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared. */
+	void (*device_reset)(struct rbln_device *rdev);
+
+	/*
+	 * Memory: the backing of a buffer of @size bytes on @chiplet (or
+	 * DRM_RBLN_CHIPLET_INTERLEAVED, or a host buffer: chiplet
+	 * RBLN_HW_HOST_MEMORY), zeroed and charged to the calling process's
+	 * memory cgroup; NULL when there is no room.  The address is how the
+	 * core reaches the bytes (vmap for PRIME importers); mem_page gives the
+	 * page behind an offset (mmap faults, exported sg tables).
+	 */
+	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, size_t size);
+	void (*mem_free)(struct rbln_device *rdev, void *vaddr);
+	struct page *(*mem_page)(struct rbln_device *rdev, void *vaddr, size_t offset);
 };
+
+/*
+ * Completion hook: the backend calls it once per pushed job, from process
+ * context (a threaded interrupt handler or a work item), with 0, -EIO (the
+ * engine failed the job) or -ENODEV (the chiplet or device is gone).
+ */
+void rbln_hw_job_done(struct rbln_hw_job *job, int status);
+
+/* Errors the backend reports. */
+void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet);
+/* A chiplet stopped (@lost) or came back: its engines refuse jobs meanwhile. */
+void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost);
+/* Where the backend's fault-injection or diagnostics files go (may be NULL). */
+struct dentry *rbln_device_debugfs_dir(struct rbln_device *rdev);
 
 struct rbln_device *rbln_device_create(struct device *parent,
 				       const struct rbln_hw_info *info,

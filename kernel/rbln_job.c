@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * DMA jobs.  A job is a list of copies run by one engine of one chiplet.
- * Each engine has an ordered workqueue, so jobs on an engine run one after
- * the other and engines run in parallel.  Everything a job needs is checked,
- * referenced and placed at submit time, in the caller's context (so lazy
- * buffers are charged to its memory cgroup); the worker only copies bytes.
+ * Everything a job needs is checked, referenced and placed at submit time, in
+ * the caller's context (so lazy buffers are charged to its memory cgroup);
+ * the engine's scheduler (rbln_sched.c) runs it, in order, on the hardware.
+ * Its end is a dma_fence, added to its buffers' reservation objects.
  *
  * A file's jobs are numbered 1, 2, ...; WAIT looks a number up.  Jobs that
  * succeed are forgotten as they finish (waiting on them later returns at once
@@ -12,13 +12,15 @@
  * Both count against the file's DRM_RBLN_MAX_INFLIGHT.
  *
  * A revocation or a close drains the file's jobs before its buffers go: it
- * sets client->closing under client->lock, which SUBMIT holds while it runs a
- * job directly, then waits for the queued ones.
+ * sets client->closing under client->lock, which SUBMIT holds, then waits for
+ * the jobs already handed over; those not started yet end with -ECANCELED.
  *
  * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
- * itself, saving the hand-off to a worker and the wake-up of the waiter.
+ * itself when the backend can do that (engine_run_now), saving the hand-off
+ * to the scheduler and the wake-up of the waiter.
  */
-#include <linux/moduleparam.h>
+#include <linux/dma-fence.h>
+#include <linux/dma-resv.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
@@ -32,9 +34,9 @@
 
 #include "rbln_compat.h"
 #include "rbln_device.h"
-#include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
+#include "rbln_sync.h"
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
@@ -42,32 +44,12 @@
 /* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
 #define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
-static unsigned int job_timeout_ms = 1000;
-module_param(job_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(job_timeout_ms,
-	"A job on a hung engine is cancelled and the engine reset after this long (ms)");
-
-struct rbln_job {
-	struct kref ref;
-	struct work_struct work;
-	struct rbln_client *client;
-	struct rbln_engine *engine;
-	u64 seqno;
-	u32 count;
-	struct drm_rbln_copy *copies;
-	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
-	u64 bytes;			/* sum of the copies' sizes */
-	char label[DRM_RBLN_LABEL_MAX];
-	struct completion done;
-	int status;
-};
-
 /* Buffers go back as soon as a job is done, before anyone is told. */
 static void rbln_job_drop_buffers(struct rbln_job *job)
 {
 	u32 i;
 
-	for (i = 0; i < 2 * job->count; i++) {
+	for (i = 0; i < 2 * job->hw.count; i++) {
 		if (job->bos[i])
 			drm_gem_object_put(&job->bos[i]->base);
 		job->bos[i] = NULL;
@@ -77,18 +59,41 @@ static void rbln_job_drop_buffers(struct rbln_job *job)
 static void rbln_job_release(struct kref *ref)
 {
 	struct rbln_job *job = container_of(ref, struct rbln_job, ref);
+	u32 i;
 
 	if (job->bos)
 		rbln_job_drop_buffers(job);
+	for (i = 0; i < job->nr_deps; i++)
+		dma_fence_put(job->deps[i]);
+	kfree(job->deps);
+	dma_fence_put(job->hw_fence);
+	dma_fence_put(job->done);
 	kvfree(job->bos);
 	kvfree(job->copies);
 	rbln_client_put(job->client);
 	kfree(job);
 }
 
-static void rbln_job_put(struct rbln_job *job)
+void rbln_job_put(struct rbln_job *job)
 {
 	kref_put(&job->ref, rbln_job_release);
+}
+
+static void rbln_job_put_work(struct work_struct *work)
+{
+	rbln_job_put(container_of(work, struct rbln_job, put_work));
+}
+
+void rbln_job_put_async(struct rbln_job *job)
+{
+	if (in_task()) {
+		rbln_job_put(job);
+		return;
+	}
+	/* Not the last reference: nothing to free here. */
+	if (refcount_dec_not_one(&job->ref.refcount))
+		return;
+	queue_work(system_unbound_wq, &job->put_work);
 }
 
 /* Puts @job in the file's table for WAIT, with a reference of its own. */
@@ -124,142 +129,107 @@ static void rbln_job_forget(struct rbln_client *client, u64 seqno, struct rbln_j
 		rbln_job_put(job);
 }
 
-/* A hung engine holds the job until the timeout, then is reset. */
-static int rbln_job_wait_engine(struct rbln_job *job)
-{
-	struct rbln_engine *engine = job->engine;
-	struct rbln_device *rdev = engine->chiplet->rdev;
-	long left;
-
-	if (!READ_ONCE(engine->hung))
-		return 0;
-	left = wait_event_timeout(engine->wait,
-				  !READ_ONCE(engine->hung) || READ_ONCE(rdev->dying),
-				  msecs_to_jiffies(job_timeout_ms));
-	if (READ_ONCE(rdev->dying))
-		return -ENODEV;
-	if (left)
-		return 0;
-	WRITE_ONCE(engine->hung, false);
-	atomic_inc(&engine->resets);
-	rbln_event_send(&(struct rbln_event){
-		.type = RBLN_GENL_EVENT_JOB_TIMEOUT, .device = rdev->info.index,
-		.has = RBLN_EV_CHIPLET | RBLN_EV_ENGINE | RBLN_EV_CLIENT,
-		.chiplet = engine->chiplet->index, .engine = engine->kind,
-		.client = job->client->id, .pid = pid_nr(job->client->creator),
-	});
-	drm_info(&rdev->drm, "chiplet %u %s: job %llu timed out after %u ms, engine reset\n",
-		 engine->chiplet->index, rbln_engine_name(engine->kind), job->seqno,
-		 job_timeout_ms);
-	return -ETIMEDOUT;
-}
-
-static int rbln_job_copy(struct rbln_job *job)
-{
-	u32 i;
-
-	for (i = 0; i < job->count; i++) {
-		const struct drm_rbln_copy *c = &job->copies[i];
-		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
-
-		/*
-		 * Placed at submit; a revocation drains the file's jobs before
-		 * it frees backing, and exported buffers are never revoked.
-		 */
-		if (WARN_ON_ONCE(!READ_ONCE(src->vaddr) || !READ_ONCE(dst->vaddr)))
-			return -ENODEV;
-		memcpy(dst->vaddr + c->dst_offset, src->vaddr + c->src_offset, c->size);
-		cond_resched();
-	}
-	return 0;
-}
-
-static int rbln_job_execute(struct rbln_job *job)
-{
-	struct rbln_engine *engine = job->engine;
-	struct rbln_device *rdev = engine->chiplet->rdev;
-	int ret, idx;
-
-	if (READ_ONCE(job->client->closing))
-		return -ECANCELED;
-	if (!drm_dev_enter(&rdev->drm, &idx))
-		return -ENODEV;
-	if (READ_ONCE(engine->chiplet->down)) {
-		ret = -ENODEV;
-	} else if (atomic_add_unless(&rdev->fail_next_jobs, -1, 0)) {
-		ret = -EIO;
-	} else {
-		ret = rbln_job_wait_engine(job);
-		if (!ret)
-			ret = rbln_job_copy(job);
-	}
-	drm_dev_exit(idx);
-	return ret;
-}
-
 static void rbln_job_trace(struct rbln_job *job,
 			   void (*event)(u32, u32, u32, u64, u64, u64, const char *, int))
 {
 	const struct rbln_engine *engine = job->engine;
 
 	event(engine->chiplet->rdev->info.index, engine->chiplet->index, engine->kind,
-	      job->client->id, job->seqno, job->bytes, job->label, job->status);
+	      job->client->id, job->seqno, job->hw.bytes, job->label, job->status);
 }
 
-/* Runs @job on its engine; the caller holds engine->run_lock. */
-static void rbln_job_run(struct rbln_job *job)
+void rbln_job_begin(struct rbln_job *job)
+{
+	job->started = true;
+	job->start_ns = ktime_get_ns();
+	rbln_job_trace(job, trace_rbln_job_start);
+	rbln_busy_begin(&job->engine->chiplet->rdev->busy);
+}
+
+bool rbln_job_claim_end(struct rbln_job *job)
+{
+	return !test_and_set_bit(0, &job->ended);
+}
+
+/* Accounting and buffers; the caller tells whoever waits. */
+static void rbln_job_account_end(struct rbln_job *job, int status)
 {
 	struct rbln_engine *engine = job->engine;
-	struct rbln_device *rdev = engine->chiplet->rdev;
-	u64 start = ktime_get_ns(), busy;
+	u64 busy;
 
-	lockdep_assert_held(&engine->run_lock);
-	rbln_job_trace(job, trace_rbln_job_start);
-	rbln_busy_begin(&rdev->busy);
-	job->status = rbln_job_execute(job);
-	rbln_busy_end(&rdev->busy);
+	job->status = status;
 	rbln_job_drop_buffers(job);
+	if (!job->started)
+		return;
+	rbln_busy_end(&engine->chiplet->rdev->busy);
 	rbln_job_trace(job, trace_rbln_job_complete);
-	busy = ktime_get_ns() - start;
+	busy = ktime_get_ns() - job->start_ns;
 	atomic64_add(busy, &engine->busy_ns);
 	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
 }
 
-/* Direct submission; false if the job has to be queued instead. */
+/* A scheduled job ended: from the backend, the timeout handler or run_job. */
+void rbln_job_end(struct rbln_job *job, int status)
+{
+	struct rbln_client *client = job->client;
+
+	rbln_job_account_end(job, status);
+	if (!status)
+		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
+	/* Set before the hardware fence signals: older schedulers do not pass its error on. */
+	if (status && job->scheduled)
+		dma_fence_set_error(&job->base.s_fence->finished, status);
+	atomic_dec(&job->engine->queued);
+	if (job->hw_fence) {
+		if (status)
+			dma_fence_set_error(job->hw_fence, status);
+		dma_fence_signal(job->hw_fence);
+	}
+	if (atomic_dec_and_test(&client->inflight))
+		wake_up_all(&client->idle);
+}
+
+/* Direct submission; false if the job has to be scheduled instead. */
 static bool rbln_job_run_direct(struct rbln_job *job)
 {
 	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	int status;
 
-	if (job->bytes > RBLN_DIRECT_MAX_BYTES || READ_ONCE(engine->hung) ||
-	    atomic_read(&engine->queued) || !mutex_trylock(&engine->run_lock))
+	if (!rdev->hw->engine_run_now || job->nr_deps || job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
+	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
-	/* Queued jobs go first: the engine runs one job at a time, in order. */
+	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
 	if (atomic_read(&engine->queued)) {
-		mutex_unlock(&engine->run_lock);
+		mutex_unlock(&engine->submit_lock);
 		return false;
 	}
-	rbln_job_run(job);
-	mutex_unlock(&engine->run_lock);
+	status = rbln_job_precheck(job);
+	if (!status) {
+		rbln_job_begin(job);
+		status = rdev->hw->engine_run_now(rdev, &job->hw);
+		if (status == -EAGAIN) {
+			/* Not now after all: nothing ran. */
+			rbln_busy_end(&rdev->busy);
+			job->started = false;
+			mutex_unlock(&engine->submit_lock);
+			return false;
+		}
+	}
+	test_and_set_bit(0, &job->ended);
+	rbln_job_account_end(job, status);
+	mutex_unlock(&engine->submit_lock);
+	/* Its fence, for out_sync: signalled, with the error if it failed. */
+	if (status) {
+		job->done = rbln_fence_create(engine);
+		if (job->done) {
+			dma_fence_set_error(job->done, status);
+			dma_fence_signal(job->done);
+		}
+	}
+	if (!job->done)
+		job->done = dma_fence_get_stub();
 	return true;
-}
-
-static void rbln_job_work(struct work_struct *work)
-{
-	struct rbln_job *job = container_of(work, struct rbln_job, work);
-	struct rbln_client *client = job->client;
-	struct rbln_engine *engine = job->engine;
-
-	mutex_lock(&engine->run_lock);
-	rbln_job_run(job);
-	mutex_unlock(&engine->run_lock);
-	atomic_dec(&engine->queued);
-
-	if (!job->status)
-		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
-	complete_all(&job->done);
-	if (atomic_dec_and_test(&client->inflight))
-		wake_up_all(&client->idle);
-	rbln_job_put(job);		/* the queue's reference; may free the client */
 }
 
 /* Which memory an engine may touch; see struct drm_rbln_copy in the UAPI. */
@@ -327,7 +297,7 @@ static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_subm
 	u32 i;
 	int ret;
 
-	for (i = 0; i < job->count; i++) {
+	for (i = 0; i < job->hw.count; i++) {
 		ret = copy_struct_from_user(&job->copies[i], sizeof(job->copies[i]),
 					    uptr + (size_t)i * args->copy_size, args->copy_size);
 		if (ret)
@@ -371,22 +341,26 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&job->ref);
-	INIT_WORK(&job->work, rbln_job_work);
-	init_completion(&job->done);
+	INIT_WORK(&job->put_work, rbln_job_put_work);
 	kref_get(&client->ref);
 	job->client = client;
 	job->engine = engine;
-	job->count = args->copy_count;
-	job->copies = kvcalloc(job->count, sizeof(*job->copies), GFP_KERNEL);
-	job->bos = kvcalloc(2 * job->count, sizeof(*job->bos), GFP_KERNEL);
+	job->status = -ECANCELED;		/* until it ends otherwise */
+	job->hw.chiplet = engine->chiplet->index;
+	job->hw.engine = engine->kind;
+	job->hw.count = args->copy_count;
+	job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL);
+	job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL);
+	job->hw.copies = job->copies;
+	job->hw.bos = job->bos;
 	ret = job->copies && job->bos ? 0 : -ENOMEM;
 	if (!ret)
 		ret = rbln_job_read_label(job, args->label);
 	if (!ret)
 		ret = rbln_job_read_copies(job, args);
-	for (i = 0; !ret && i < job->count; i++) {
+	for (i = 0; !ret && i < job->hw.count; i++) {
 		ret = rbln_job_check_copy(job, file, i);
-		job->bytes += job->copies[i].size;
+		job->hw.bytes += job->copies[i].size;
 	}
 	if (ret) {
 		rbln_job_put(job);
@@ -395,7 +369,98 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	return job;
 }
 
-/* Runs @job now or queues it; client->lock held. */
+/* The distinct buffers of @job, for their reservation objects; kvfree() it. */
+static struct drm_gem_object **rbln_job_objects(struct rbln_job *job, int *count)
+{
+	struct drm_gem_object **objs;
+	u32 i, j;
+	int n = 0;
+
+	objs = kvmalloc_array(2 * job->hw.count, sizeof(*objs), GFP_KERNEL);
+	if (!objs)
+		return NULL;
+	for (i = 0; i < 2 * job->hw.count; i++) {
+		struct drm_gem_object *obj = &job->bos[i]->base;
+
+		for (j = 0; j < n && objs[j] != obj; j++)
+			;
+		if (j == n)
+			objs[n++] = obj;
+	}
+	*count = n;
+	return objs;
+}
+
+/* Whether @obj is written by one of @job's copies. */
+static bool rbln_job_writes(const struct rbln_job *job, const struct drm_gem_object *obj)
+{
+	u32 i;
+
+	for (i = 0; i < job->hw.count; i++)
+		if (&job->bos[2 * i + 1]->base == obj)
+			return true;
+	return false;
+}
+
+/*
+ * Hands @job to its engine's scheduler, its end fence added to its buffers'
+ * reservation objects (written ones as writes, read ones as reads), so freeing,
+ * faults and importers see them busy.  client->lock held.
+ */
+static int rbln_job_schedule(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	struct drm_gem_object **objs;
+	struct ww_acquire_ctx ctx;
+	int ret, n = 0, i;
+
+	ret = rbln_sched_job_init(&job->base, &engine->entity, job->client, job->client->id);
+	if (ret)
+		return ret;
+	job->scheduled = true;
+	for (i = 0; i < job->nr_deps; i++) {
+		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(job->deps[i]));
+		if (ret)
+			goto err_cleanup;
+	}
+	objs = rbln_job_objects(job, &n);
+	if (!objs) {
+		ret = -ENOMEM;
+		goto err_cleanup;
+	}
+	ret = drm_gem_lock_reservations(objs, n, &ctx);
+	if (ret)
+		goto err_free;
+	for (i = 0; i < n && !ret; i++)
+		ret = dma_resv_reserve_fences(objs[i]->resv, 1);
+	if (ret)
+		goto err_unlock;
+
+	mutex_lock(&engine->submit_lock);
+	drm_sched_job_arm(&job->base);
+	job->done = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < n; i++)
+		dma_resv_add_fence(objs[i]->resv, job->done,
+				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :
+								   DMA_RESV_USAGE_READ);
+	atomic_inc(&job->client->inflight);
+	rbln_sched_push(job);
+	mutex_unlock(&engine->submit_lock);
+	drm_gem_unlock_reservations(objs, n, &ctx);
+	kvfree(objs);
+	return 0;
+
+err_unlock:
+	drm_gem_unlock_reservations(objs, n, &ctx);
+err_free:
+	kvfree(objs);
+err_cleanup:
+	job->scheduled = false;
+	drm_sched_job_cleanup(&job->base);
+	return ret;
+}
+
+/* Runs @job now or schedules it; client->lock held. */
 static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
 {
 	int ret;
@@ -406,19 +471,16 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -EAGAIN;
 	rbln_job_trace(job, trace_rbln_job_submit);
-	if (rbln_job_run_direct(job)) {
-		complete_all(&job->done);
+	if (rbln_job_run_direct(job))
 		/* Done already; only a failure needs remembering for WAIT. */
 		return job->status ? rbln_job_remember(client, job) : 0;
-	}
 	ret = rbln_job_remember(client, job);
 	if (ret)
 		return ret;
-	atomic_inc(&client->inflight);
-	atomic_inc(&job->engine->queued);
-	kref_get(&job->ref);			/* the queue's */
-	queue_work(job->engine->wq, &job->work);
-	return 0;
+	ret = rbln_job_schedule(job);
+	if (ret)
+		rbln_job_forget(client, job->seqno, job);
+	return ret;
 }
 
 int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
@@ -426,13 +488,15 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_device *rdev = to_rbln_device(drm);
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_submit *args = data;
+	struct rbln_out_sync out;
 	struct rbln_engine *engine;
 	struct rbln_job *job;
 	int ret, idx;
 
-	if (args->flags || args->reserved || !args->copy_count ||
+	if (args->flags || args->reserved || args->reserved2 || !args->copy_count ||
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
-	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE)
+	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE ||
+	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -EAGAIN;		/* early; checked again under the lock */
@@ -448,23 +512,33 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
+	ret = rbln_job_read_in_syncs(job, file, args);
+	if (!ret)
+		ret = rbln_out_sync_prepare(&out, file, &args->out_sync);
+	if (ret) {
+		rbln_job_put(job);
+		return ret;
+	}
 
 	rbln_client_touch(client);
 	/* Queue only while the device is alive: removal destroys the queues. */
 	if (!drm_dev_enter(drm, &idx)) {
-		rbln_job_put(job);
-		return -ENODEV;
+		ret = -ENODEV;
+		goto out;
 	}
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
 	ret = rbln_job_launch(client, job);
-	rbln_job_put(job);
 	if (!ret) {
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
+		rbln_out_sync_signal(&out, job->done);
 	}
 	mutex_unlock(&client->lock);
 	drm_dev_exit(idx);
+out:
+	rbln_out_sync_fini(&out);
+	rbln_job_put(job);
 	return ret;
 }
 
@@ -494,8 +568,9 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 
 	deadline = ktime_get_ns() + args->timeout_ns;
-	left = wait_for_completion_interruptible_timeout(&job->done,
+	left = dma_fence_wait_timeout(job->done, true,
 		min_t(u64, nsecs_to_jiffies64(args->timeout_ns), MAX_SCHEDULE_TIMEOUT));
+	/* A zero timeout polls: a signalled fence gives 1 then. */
 	if (left < 0) {
 		/* A restarted call waits only for what was left (as i915's GEM_WAIT). */
 		args->timeout_ns = max_t(s64, 0, deadline - ktime_get_ns());
@@ -521,6 +596,7 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 	mutex_lock(&client->lock);
 	WRITE_ONCE(client->closing, true);
 	mutex_unlock(&client->lock);
+	/* Scheduled jobs not started yet end with -ECANCELED when their turn comes. */
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
 	/*
 	 * Revoke and close may drain at once, and the victim may still WAIT:
@@ -528,58 +604,4 @@ void rbln_client_drain_jobs(struct rbln_client *client)
 	 */
 	xa_for_each(&client->jobs, seqno, job)
 		rbln_job_forget(client, seqno, job);
-}
-
-int rbln_engines_init(struct rbln_device *rdev)
-{
-	unsigned int i, kind;
-
-	for (i = 0; i < rdev->nr_chiplets; i++) {
-		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
-			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
-
-			engine->chiplet = &rdev->chiplets[i];
-			init_waitqueue_head(&engine->wait);
-			mutex_init(&engine->run_lock);
-			atomic_set(&engine->queued, 0);
-			atomic_set(&engine->resets, 0);
-			atomic64_set(&engine->busy_ns, 0);
-			if (!engine->present)
-				continue;
-			engine->wq = alloc_ordered_workqueue("rbln%u-c%u-%s", 0, rdev->info.index,
-							     i, rbln_engine_name(kind));
-			if (!engine->wq) {
-				rbln_engines_fini(rdev);
-				return -ENOMEM;
-			}
-		}
-	}
-	return 0;
-}
-
-void rbln_engines_kick(struct rbln_device *rdev)
-{
-	unsigned int i, kind;
-
-	for (i = 0; i < rdev->nr_chiplets; i++)
-		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
-			wake_up_all(&rdev->chiplets[i].engines[kind].wait);
-}
-
-/* After drm_dev_unplug(): queued jobs finish with -ENODEV. */
-void rbln_engines_fini(struct rbln_device *rdev)
-{
-	unsigned int i, kind;
-
-	rbln_engines_kick(rdev);
-	for (i = 0; i < rdev->nr_chiplets; i++) {
-		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
-			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
-
-			if (engine->wq) {
-				destroy_workqueue(engine->wq);
-				engine->wq = NULL;
-			}
-		}
-	}
 }

@@ -1,21 +1,72 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* DMA jobs: per-file clients, per-engine queues, submit and wait. */
+/* DMA jobs: per-file clients, per-engine schedulers, submit and wait. */
 #ifndef RBLN_JOB_H
 #define RBLN_JOB_H
 
-#include "rbln_client.h"
+#include <linux/kref.h>
+#include <drm/gpu_scheduler.h>
 
+#include "rbln_client.h"
+#include "rbln_hw.h"
+
+struct dma_fence;
 struct drm_device;
 struct drm_file;
 struct rbln_device;
 struct rbln_chiplet;
+struct rbln_engine;
 
+/*
+ * A job: copies run by one engine of one chiplet.  Scheduled jobs go through
+ * the engine's DRM GPU scheduler; direct ones run inside SUBMIT.
+ */
+struct rbln_job {
+	struct drm_sched_job base;	/* scheduled jobs only */
+	struct kref ref;
+	struct rbln_hw_job hw;		/* what the backend sees */
+	struct rbln_client *client;
+	struct rbln_engine *engine;
+	u64 seqno;
+	struct drm_rbln_copy *copies;
+	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
+	char label[DRM_RBLN_LABEL_MAX];
+	struct dma_fence *done;		/* signalled once it ended (WAIT, dma_resv) */
+	struct dma_fence *hw_fence;	/* scheduled jobs: what run_job returned */
+	struct dma_fence **deps;	/* fences it waits for, for their errors */
+	u32 nr_deps;
+	bool scheduled;			/* base was initialised */
+	bool started;			/* given to the engine: busy time runs */
+	unsigned long ended;		/* bit 0: ended, exactly once */
+	int status;
+	u64 start_ns;
+	struct work_struct put_work;	/* a put from atomic context */
+};
 
-/* Engine queues of a device: created with it, drained when it goes away. */
+void rbln_job_put(struct rbln_job *job);
+/* Puts from any context: the last reference may free buffers. */
+void rbln_job_put_async(struct rbln_job *job);
+/* Given to the engine: busy time and the start tracepoint. */
+void rbln_job_begin(struct rbln_job *job);
+/* Claims the job's end; false if someone else ended it already. */
+bool rbln_job_claim_end(struct rbln_job *job);
+/*
+ * Ends a claimed job with @status: buffers go back, accounting, the file's
+ * bookkeeping, then its fences are signalled.
+ */
+void rbln_job_end(struct rbln_job *job, int status);
+
+/* rbln_sched.c: the engines' schedulers, created with the device. */
 int rbln_engines_init(struct rbln_device *rdev);
 void rbln_engines_fini(struct rbln_device *rdev);
-/* Wakes jobs waiting on a hung engine so they can see a state change. */
-void rbln_engines_kick(struct rbln_device *rdev);
+/* The device is going: jobs on the hardware end with -ENODEV. */
+void rbln_engines_stop(struct rbln_device *rdev);
+/* Hands @job (initialised on the engine's entity, fences reserved) to the scheduler. */
+void rbln_sched_push(struct rbln_job *job);
+/* The error a job should end with before it runs, or 0. */
+int rbln_job_precheck(struct rbln_job *job);
+
+/* rbln_fence.c: the hardware fence of a scheduled job. */
+struct dma_fence *rbln_fence_create(struct rbln_engine *engine);
 
 /* rbln_usage.c */
 struct drm_printer;

@@ -57,10 +57,12 @@ static int rbln_sim_probe(struct device *dev)
 	struct rbln_device *rdev;
 
 	rbln_sim_fill_info(sdev, &info);
+	rbln_sim_engines_init(sdev);
 	rdev = rbln_device_create(dev, &info, &rbln_sim_hw_ops, sdev);
 	if (IS_ERR(rdev))
 		return PTR_ERR(rdev);
 	sdev->rdev = rdev;
+	rbln_sim_debugfs_init(sdev);
 	return 0;
 }
 
@@ -69,6 +71,7 @@ static int rbln_sim_remove(struct device *dev)
 	struct rbln_sim_device *sdev = to_sim(dev);
 
 	rbln_device_destroy(sdev->rdev);
+	rbln_sim_engines_fini(sdev);
 	sdev->rdev = NULL;
 	return 0;
 }

@@ -52,4 +52,11 @@ static void rbln_sim_read_sensors(struct rbln_device *rdev, struct rbln_sensors 
 
 const struct rbln_hw_ops rbln_sim_hw_ops = {
 	.read_sensors = rbln_sim_read_sensors,
+	.engine_push = rbln_sim_engine_push,
+	.engine_run_now = rbln_sim_engine_run_now,
+	.engine_reset = rbln_sim_engine_reset,
+	.device_reset = rbln_sim_device_reset,
+	.mem_alloc = rbln_sim_mem_alloc,
+	.mem_free = rbln_sim_mem_free,
+	.mem_page = rbln_sim_mem_page,
 };

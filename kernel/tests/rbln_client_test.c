@@ -236,8 +236,8 @@ static void rbln_client_reset(struct kunit *test)
 
 	rbln_test_bo(test, user, SZ_8M, DRM_RBLN_CHIPLET_INTERLEAVED, DRM_RBLN_BO_EAGER);
 	KUNIT_ASSERT_EQ(test, acquire(test, user), 0);
-	atomic_set(&rdev->fail_next_jobs, 3);
-	WRITE_ONCE(rdev->chiplets[2].down, true);
+	rbln_sim_fail_next_jobs(rdev, 3);
+	rbln_sim_set_chiplet_down(rdev, 2, true);
 
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &r), -EBUSY);
 	r = (struct drm_rbln_reset){ .flags = 1U << 7 };
@@ -252,7 +252,8 @@ static void rbln_client_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 	KUNIT_EXPECT_NULL(test, rdev->owner);
 	/* Fault injection is cleared. */
-	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->fail_next_jobs), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rbln_test_sim(rdev)->fail_next_jobs), 0);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(rbln_test_sim(rdev)->chiplet_down[2]));
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(rdev->chiplets[2].down));
 	KUNIT_EXPECT_EQ(test, rbln_device_status(rdev), DRM_RBLN_STATUS_READY);
 	KUNIT_EXPECT_EQ(test, acquire(test, user), -ENODEV);
@@ -276,7 +277,7 @@ static void rbln_client_revoke_with_job_in_flight(struct kunit *test)
 		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &c, sizeof(c)),
 	};
 	u64 freed;
-	WRITE_ONCE(rdev->chiplets[0].engines[DRM_RBLN_ENGINE_NEURAL_DMA].hung, true);
+	rbln_sim_set_hang(rdev, 0, DRM_RBLN_ENGINE_NEURAL_DMA, true);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, user, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
 	KUNIT_ASSERT_EQ(test, reclaim(test, admin, user, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_256K);

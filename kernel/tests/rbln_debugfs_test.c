@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The fault-injection commands written to debugfs (rbln_debugfs.c). */
+/* The simulator's fault-injection commands written to debugfs (sim/rbln_sim_debugfs.c). */
 #include <kunit/test.h>
 
 #include "rbln_kunit.h"
+#include "../sim/rbln_sim.h"
 
 static void rbln_debugfs_hang_commands(struct kunit *test)
 {
 	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64");
 	unsigned int chiplet, kind, on;
 
-	KUNIT_ASSERT_EQ(test, rbln_debugfs_parse_hang(rdev, "2 task_dma\n", &chiplet, &kind, &on), 0);
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_hang(rdev, "2 task_dma\n", &chiplet, &kind, &on), 0);
 	KUNIT_EXPECT_EQ(test, chiplet, 2U);
 	KUNIT_EXPECT_EQ(test, kind, (unsigned int)DRM_RBLN_ENGINE_TASK_DMA);
 	KUNIT_EXPECT_EQ(test, on, 1U);
-	KUNIT_ASSERT_EQ(test, rbln_debugfs_parse_hang(rdev, "0 3 0", &chiplet, &kind, &on), 0);
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_hang(rdev, "0 3 0", &chiplet, &kind, &on), 0);
 	KUNIT_EXPECT_EQ(test, kind, (unsigned int)DRM_RBLN_ENGINE_EXTERNAL_HDMA);
 	KUNIT_EXPECT_EQ(test, on, 0U);
 }
@@ -29,7 +30,7 @@ static void rbln_debugfs_hang_rejects(struct kunit *test)
 	unsigned int chiplet, kind, on, i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		KUNIT_EXPECT_EQ_MSG(test, rbln_debugfs_parse_hang(rdev, bad[i], &chiplet, &kind, &on),
+		KUNIT_EXPECT_EQ_MSG(test, rbln_sim_parse_hang(rdev, bad[i], &chiplet, &kind, &on),
 				    -EINVAL, "\"%s\"", bad[i]);
 }
 
@@ -39,13 +40,13 @@ static void rbln_debugfs_chiplet_down_commands(struct kunit *test)
 	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64");
 	unsigned int chiplet, down, i;
 
-	KUNIT_ASSERT_EQ(test, rbln_debugfs_parse_chiplet_down(rdev, "3\n", &chiplet, &down), 0);
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_chiplet_down(rdev, "3\n", &chiplet, &down), 0);
 	KUNIT_EXPECT_EQ(test, chiplet, 3U);
 	KUNIT_EXPECT_EQ(test, down, 1U);
-	KUNIT_ASSERT_EQ(test, rbln_debugfs_parse_chiplet_down(rdev, "1 0", &chiplet, &down), 0);
+	KUNIT_ASSERT_EQ(test, rbln_sim_parse_chiplet_down(rdev, "1 0", &chiplet, &down), 0);
 	KUNIT_EXPECT_EQ(test, down, 0U);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		KUNIT_EXPECT_EQ_MSG(test, rbln_debugfs_parse_chiplet_down(rdev, bad[i], &chiplet, &down),
+		KUNIT_EXPECT_EQ_MSG(test, rbln_sim_parse_chiplet_down(rdev, bad[i], &chiplet, &down),
 				    -EINVAL, "\"%s\"", bad[i]);
 }
 

@@ -14,6 +14,13 @@
 #include "../rbln_device.h"
 #include "../rbln_client.h"
 #include "../rbln_gem.h"
+#include "../sim/rbln_sim.h"
+
+/* The simulator behind a test device, for its fault-injection state. */
+static inline struct rbln_sim_device *rbln_test_sim(struct rbln_device *rdev)
+{
+	return rbln_device_hw_priv(rdev);
+}
 
 /* A simulated device ("SKU [MEMORY_MIB]"), removed when the test ends. */
 struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib);

@@ -310,7 +310,7 @@ static void rbln_submit_injected_failure(struct kunit *test)
 	struct drm_rbln_submit a = job(test, NEURAL, 0, &c, 1);
 	int status;
 
-	atomic_set(&f->rdev->fail_next_jobs, 1);
+	rbln_sim_fail_next_jobs(f->rdev, 1);
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, -EIO);
@@ -330,7 +330,7 @@ static void rbln_submit_failed_jobs_are_capped(struct kunit *test)
 	u64 first = 0;
 	int i, status;
 
-	atomic_set(&f->rdev->fail_next_jobs, DRM_RBLN_MAX_INFLIGHT + 1);
+	rbln_sim_fail_next_jobs(f->rdev, DRM_RBLN_MAX_INFLIGHT + 1);
 	for (i = 0; i < DRM_RBLN_MAX_INFLIGHT; i++) {
 		KUNIT_ASSERT_EQ_MSG(test, submit(test, &a), 0, "job %d", i);
 		first = first ?: a.seqno;
@@ -340,7 +340,7 @@ static void rbln_submit_failed_jobs_are_capped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, -EIO);
 	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);	/* room for one again */
 	KUNIT_EXPECT_EQ(test, submit(test, &a), -EAGAIN);
-	atomic_set(&f->rdev->fail_next_jobs, 0);
+	rbln_sim_fail_next_jobs(f->rdev, 0);
 }
 
 static void rbln_submit_chiplet_down(struct kunit *test)
@@ -349,9 +349,9 @@ static void rbln_submit_chiplet_down(struct kunit *test)
 	struct drm_rbln_copy c = copy(f->c1, f->il, 64);
 	struct drm_rbln_submit a = job(test, NEURAL, 1, &c, 1);
 
-	WRITE_ONCE(f->rdev->chiplets[1].down, true);
+	rbln_sim_set_chiplet_down(f->rdev, 1, true);
 	KUNIT_EXPECT_EQ(test, submit(test, &a), -ENODEV);
-	WRITE_ONCE(f->rdev->chiplets[1].down, false);
+	rbln_sim_set_chiplet_down(f->rdev, 1, false);
 	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);
 }
 
@@ -366,12 +366,12 @@ static void rbln_submit_hung_engine_times_out(struct kunit *test)
 
 	c.dst_offset = 64;
 	a = job(test, DHDMA, 2, &c, 1);
-	WRITE_ONCE(engine->hung, true);
+	rbln_sim_set_hang(f->rdev, 2, DHDMA, true);
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, -ETIMEDOUT);
 	KUNIT_EXPECT_EQ(test, atomic_read(&engine->resets), 1);
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(engine->hung));
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(rbln_test_sim(f->rdev)->engines[2][DHDMA].hung));
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);

@@ -77,7 +77,7 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_copy, dst_offset, 16);
 	EXPECT_FIELD(drm_rbln_copy, size, 24);
 
-	EXPECT_EQ(sizeof(drm_rbln_submit), 48u);
+	EXPECT_EQ(sizeof(drm_rbln_submit), 80u);
 	EXPECT_FIELD(drm_rbln_submit, engine, 0);
 	EXPECT_FIELD(drm_rbln_submit, chiplet, 4);
 	EXPECT_FIELD(drm_rbln_submit, copies, 8);
@@ -87,6 +87,14 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_submit, flags, 32);
 	EXPECT_FIELD(drm_rbln_submit, reserved, 36);
 	EXPECT_FIELD(drm_rbln_submit, seqno, 40);
+	EXPECT_FIELD(drm_rbln_submit, in_syncs, 48);
+	EXPECT_FIELD(drm_rbln_submit, in_sync_count, 56);
+	EXPECT_FIELD(drm_rbln_submit, reserved2, 60);
+	EXPECT_FIELD(drm_rbln_submit, out_sync, 64);
+	EXPECT_EQ(sizeof(drm_rbln_sync), 16u);
+	EXPECT_FIELD(drm_rbln_sync, handle, 0);
+	EXPECT_FIELD(drm_rbln_sync, flags, 4);
+	EXPECT_FIELD(drm_rbln_sync, point, 8);
 
 	EXPECT_EQ(sizeof(drm_rbln_wait), 24u);
 	EXPECT_FIELD(drm_rbln_wait, seqno, 0);
@@ -152,7 +160,10 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0306444ul);
+	// SUBMIT grew in interface 10 (48 -> 80 bytes); the DRM core dispatches
+	// by number and copies the caller's size, so 0xc0306444 of older
+	// binaries still works (the VM test Sync.OldSubmitStructStillWorks).
+	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0506444ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447ul);

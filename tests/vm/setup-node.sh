@@ -14,9 +14,9 @@ setup_node() {
 	"$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)" --daemon || return 1
 	# Loopback (the VM has no NIC): the exporter and Prometheus talk over it.
 	ip link set lo up || return 1
-	modprobe drm || return 1
-	# Device memory's buddy allocator: drm_buddy.ko where it is not in vmlinux (6.1).
-	modprobe drm_buddy || return 1
+	# What rbln.ko links against: the DRM core, the GPU scheduler, and the buddy
+	# allocator where it is not in vmlinux (drm_buddy.ko on 6.1).
+	modprobe -a drm drm_buddy gpu-sched || return 1
 	# shellcheck disable=SC2086 # parameters are words
 	insmod "$RBLN_KO" $RBLN_KO_PARAMS || { echo "setup-node: insmod $RBLN_KO failed"; return 1; }
 	udevadm settle --timeout=60

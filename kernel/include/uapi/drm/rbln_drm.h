@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		9	/* 9: WAIT gives back the time left when interrupted */
+#define DRM_RBLN_UAPI_VERSION		10	/* 10: SUBMIT waits for and signals syncobjs */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -107,6 +107,7 @@ enum drm_rbln_engine {
 #define DRM_RBLN_CAP_FDINFO		(1ULL << 4)	/* /proc/<pid>/fdinfo has the DRM usage keys */
 #define DRM_RBLN_CAP_ACQUIRE		(1ULL << 5)	/* ACQUIRE/RELEASE/LIST_CLIENTS */
 #define DRM_RBLN_CAP_EVENTS		(1ULL << 6)	/* generic netlink events, below */
+#define DRM_RBLN_CAP_SYNCOBJ		(1ULL << 7)	/* DRM syncobjs; SUBMIT in_syncs/out_sync */
 
 enum drm_rbln_param {
 	DRM_RBLN_PARAM_UAPI_VERSION		= 0,	/* DRM_RBLN_UAPI_VERSION of the driver */
@@ -235,15 +236,36 @@ struct drm_rbln_copy {
 						 * failed ones not yet waited for */
 
 /*
+ * A DRM syncobj (DRM_IOCTL_SYNCOBJ_CREATE) a job waits for or signals: a
+ * binary one (point 0) or a point of a timeline one.
+ */
+struct drm_rbln_sync {
+	__u32 handle;		/* in: syncobj handle of this file */
+	__u32 flags;		/* in: must be 0 */
+	__u64 point;		/* in: timeline point, 0 for a binary syncobj */
+};
+
+#define DRM_RBLN_MAX_IN_SYNCS		64
+
+/*
  * DRM_IOCTL_RBLN_SUBMIT: queue a job of copies on one engine of one chiplet.
  * Everything is validated before anything runs.  -EINVAL: bad engine,
- * chiplet, count, element size, flags, reserved, range or overlap rule;
- * -ENOENT: a handle not owned by this file; -EFAULT: bad pointer;
- * -ENODEV: the chiplet is down or the device is gone; -EAGAIN: this file
- * has DRM_RBLN_MAX_INFLIGHT jobs unfinished or failed and not waited for,
- * wait for one first; -ENOMEM: a lazy buffer's backing could not be placed
- * (buffers are placed at submission); -EBUSY: another open file holds the
- * device (DRM_IOCTL_RBLN_ACQUIRE).
+ * chiplet, count, element size, flags, reserved, range or overlap rule, a
+ * syncobj handle that does not exist or has no fence yet; -ENOENT: a handle
+ * not owned by this file; -EFAULT: bad pointer; -ENODEV: the chiplet is down
+ * or the device is gone; -EAGAIN: this file has DRM_RBLN_MAX_INFLIGHT jobs
+ * unfinished or failed and not waited for, wait for one first; -ENOMEM: a
+ * lazy buffer's backing could not be placed (buffers are placed at
+ * submission); -EBUSY: another open file holds the device
+ * (DRM_IOCTL_RBLN_ACQUIRE).
+ *
+ * Since interface version 10 a job starts only once the fences of its
+ * in_syncs have signalled (they may come from other engines, chiplets or
+ * devices); if one of them failed, the job fails with the same error without
+ * running.  out_sync, if its handle is not 0, gets the job's fence: export it
+ * as a sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
+ * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
+ * Older callers pass the 48-byte struct: no syncobjs.
  */
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
@@ -256,6 +278,11 @@ struct drm_rbln_submit {
 	__u32 flags;		/* in: must be 0 */
 	__u32 reserved;		/* in: must be 0 */
 	__u64 seqno;		/* out: wait for it with DRM_IOCTL_RBLN_WAIT */
+	/* Since interface version 10. */
+	__u64 in_syncs;		/* in: pointer to in_sync_count struct drm_rbln_sync */
+	__u32 in_sync_count;	/* in: 0..DRM_RBLN_MAX_IN_SYNCS */
+	__u32 reserved2;	/* in: must be 0 */
+	struct drm_rbln_sync out_sync;	/* in: handle 0 for none */
 };
 
 /*

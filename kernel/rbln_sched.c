@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Scheduler glue.  Each present engine of each chiplet has a DRM GPU
+ * scheduler with a credit limit of one (the engine runs one job at a time)
+ * and one entity all files submit through, so an engine's jobs run in the
+ * order they were submitted.  run_job hands a job to the backend and returns
+ * its hardware fence; the backend reports the end through rbln_hw_job_done().
+ * A job still running after job_timeout_ms is the scheduler's timeout: the
+ * engine is reset (TDR), the job ends with -ETIMEDOUT and the engine goes on
+ * with the next one.
+ */
+#include <linux/dma-fence.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+
+#include "rbln_compat.h"
+#include "rbln_device.h"
+#include "rbln_events.h"
+#include "rbln_job.h"
+
+static unsigned int job_timeout_ms = 1000;
+module_param(job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms,
+	"A job on a hung engine is cancelled and the engine reset after this long (ms)");
+
+static struct rbln_job *to_rbln_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct rbln_job, base);
+}
+
+static long rbln_sched_timeout(void)
+{
+	return msecs_to_jiffies(max(READ_ONCE(job_timeout_ms), 1U));
+}
+
+int rbln_job_precheck(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	u32 i;
+
+	if (READ_ONCE(job->client->closing))
+		return -ECANCELED;
+	if (READ_ONCE(engine->chiplet->rdev->dying) || READ_ONCE(engine->chiplet->down))
+		return -ENODEV;
+	/* A job whose input failed fails with the same error, without running. */
+	for (i = 0; i < job->nr_deps; i++)
+		if (dma_fence_get_status(job->deps[i]) < 0)
+			return job->deps[i]->error;
+	return 0;
+}
+
+static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
+{
+	struct rbln_job *job = to_rbln_job(sched_job);
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	struct dma_fence *fence;
+	int ret;
+
+	fence = rbln_fence_create(engine);
+	if (!fence) {
+		if (rbln_job_claim_end(job))
+			rbln_job_end(job, -ENOMEM);
+		return ERR_PTR(-ENOMEM);
+	}
+	job->hw_fence = dma_fence_get(fence);
+	ret = rbln_job_precheck(job);
+	if (!ret && sched_job->s_fence->finished.error)
+		ret = sched_job->s_fence->finished.error;
+	if (!ret) {
+		/* Under the lock, so removal either sees this job or stops it first. */
+		spin_lock(&engine->active_lock);
+		if (READ_ONCE(rdev->dying)) {
+			ret = -ENODEV;
+		} else {
+			rbln_job_begin(job);
+			engine->active = job;
+			rdev->hw->engine_push(rdev, &job->hw);
+		}
+		spin_unlock(&engine->active_lock);
+	}
+	if (ret && rbln_job_claim_end(job))
+		rbln_job_end(job, ret);
+	return fence;
+}
+
+/* The engine's job ended (or was taken back): it is no longer on the hardware. */
+static void rbln_engine_clear_active(struct rbln_engine *engine, struct rbln_job *job)
+{
+	spin_lock(&engine->active_lock);
+	if (engine->active == job)
+		engine->active = NULL;
+	spin_unlock(&engine->active_lock);
+}
+
+void rbln_hw_job_done(struct rbln_hw_job *hw, int status)
+{
+	struct rbln_job *job = container_of(hw, struct rbln_job, hw);
+
+	rbln_engine_clear_active(job->engine, job);
+	if (rbln_job_claim_end(job))
+		rbln_job_end(job, status);
+}
+
+static void rbln_engine_timeout_event(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+
+	rbln_event_send(&(struct rbln_event){
+		.type = RBLN_GENL_EVENT_JOB_TIMEOUT, .device = rdev->info.index,
+		.has = RBLN_EV_CHIPLET | RBLN_EV_ENGINE | RBLN_EV_CLIENT,
+		.chiplet = engine->chiplet->index, .engine = engine->kind,
+		.client = job->client->id, .pid = pid_nr(job->client->creator),
+	});
+	drm_info(&rdev->drm, "chiplet %u %s: job %llu timed out after %u ms, engine reset\n",
+		 engine->chiplet->index, rbln_engine_name(engine->kind), job->seqno,
+		 READ_ONCE(job_timeout_ms));
+}
+
+/* TDR: the engine's job ran too long; reset the engine and go on. */
+static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct rbln_job *job = to_rbln_job(sched_job);
+	struct rbln_engine *engine = job->engine;
+	struct rbln_device *rdev = engine->chiplet->rdev;
+
+	drm_sched_stop(&engine->sched, sched_job);
+	if (!test_bit(0, &job->ended)) {
+		rdev->hw->engine_reset(rdev, engine->chiplet->index, engine->kind);
+		rbln_engine_clear_active(engine, job);
+		if (rbln_job_claim_end(job)) {
+			atomic_inc(&engine->resets);
+			rbln_engine_timeout_event(job);
+			rbln_job_end(job, -ETIMEDOUT);
+		}
+	}
+	/*
+	 * The stop took the hardware fence off the job; given back (signalled
+	 * by now or soon), the restart ends the job with that fence's error
+	 * instead of -ECANCELED, so jobs waiting for it see -ETIMEDOUT.
+	 */
+	if (!sched_job->s_fence->parent && job->hw_fence)
+		sched_job->s_fence->parent = dma_fence_get(job->hw_fence);
+	rbln_sched_start(&engine->sched);
+	return RBLN_SCHED_STAT_RESET;
+}
+
+static void rbln_sched_free_job(struct drm_sched_job *sched_job)
+{
+	struct rbln_job *job = to_rbln_job(sched_job);
+
+	/* Killed before it ran (device removal): it still has to end. */
+	if (rbln_job_claim_end(job)) {
+		job->scheduled = false;		/* its fences are the scheduler's already */
+		rbln_job_end(job, -ECANCELED);
+	}
+	drm_sched_job_cleanup(sched_job);
+	atomic_dec(&job->engine->unfreed);
+	wake_up_all(&job->engine->chiplet->rdev->sched_idle);
+	rbln_job_put_async(job);
+}
+
+static const struct drm_sched_backend_ops rbln_sched_ops = {
+	.run_job = rbln_sched_run_job,
+	.timedout_job = rbln_sched_timedout_job,
+	.free_job = rbln_sched_free_job,
+};
+
+void rbln_sched_push(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+
+	lockdep_assert_held(&engine->submit_lock);
+	/* job_timeout_ms may change at run time; the next timer uses it. */
+	WRITE_ONCE(engine->sched.timeout, rbln_sched_timeout());
+	atomic_inc(&engine->queued);
+	atomic_inc(&engine->unfreed);
+	kref_get(&job->ref);			/* the scheduler's, put by free_job */
+	drm_sched_entity_push_job(&job->base);
+}
+
+static int rbln_engine_sched_init(struct rbln_engine *engine)
+{
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	struct drm_gpu_scheduler *list[] = { &engine->sched };
+	const struct drm_sched_init_args args = {
+		.ops = &rbln_sched_ops,
+		RBLN_SCHED_INIT_NUM_RQS
+		.credit_limit = 1,
+		.timeout = rbln_sched_timeout(),
+		.name = rbln_engine_name(engine->kind),
+		.dev = rdev->drm.dev,
+	};
+	int ret;
+
+	ret = drm_sched_init(&engine->sched, &args);
+	if (ret)
+		return ret;
+	ret = drm_sched_entity_init(&engine->entity, DRM_SCHED_PRIORITY_NORMAL, list, 1, NULL);
+	if (ret) {
+		drm_sched_fini(&engine->sched);
+		return ret;
+	}
+	engine->sched_ready = true;
+	return 0;
+}
+
+int rbln_engines_init(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+	int ret;
+
+	init_waitqueue_head(&rdev->sched_idle);
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
+
+			engine->chiplet = &rdev->chiplets[i];
+			mutex_init(&engine->submit_lock);
+			spin_lock_init(&engine->active_lock);
+			engine->active = NULL;
+			atomic_set(&engine->queued, 0);
+			atomic_set(&engine->unfreed, 0);
+			atomic_set(&engine->resets, 0);
+			atomic64_set(&engine->busy_ns, 0);
+			engine->fence_context = dma_fence_context_alloc(1);
+			atomic64_set(&engine->fence_seqno, 0);
+			if (!engine->present)
+				continue;
+			ret = rbln_engine_sched_init(engine);
+			if (ret) {
+				rbln_engines_fini(rdev);
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+/* After drm_dev_unplug() and with rdev->dying set: the hardware lets go of its jobs. */
+void rbln_engines_stop(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
+			struct rbln_job *job;
+
+			if (!engine->sched_ready)
+				continue;
+			spin_lock(&engine->active_lock);
+			job = engine->active;
+			engine->active = NULL;
+			spin_unlock(&engine->active_lock);
+			if (!job)
+				continue;
+			rdev->hw->engine_reset(rdev, i, kind);
+			if (rbln_job_claim_end(job))
+				rbln_job_end(job, -ENODEV);
+		}
+	}
+}
+
+/* Queued jobs end with -ENODEV (run_job sees the device dying), then the schedulers go. */
+void rbln_engines_fini(struct rbln_device *rdev)
+{
+	unsigned int i, kind;
+
+	for (i = 0; i < rdev->nr_chiplets; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
+
+			if (!engine->sched_ready)
+				continue;
+			drm_sched_entity_destroy(&engine->entity);
+			/* free_job of every job has run: nothing is left pending. */
+			wait_event(rdev->sched_idle, !atomic_read(&engine->unfreed));
+			drm_sched_fini(&engine->sched);
+			engine->sched_ready = false;
+		}
+	}
+}

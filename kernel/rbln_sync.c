@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Syncobjs of SUBMIT: the fences a job waits for (in_syncs) and the syncobj
+ * that receives its own fence (out_sync).  Fences already signalled without
+ * an error are dropped at submit, so a job whose inputs are done may still
+ * take the direct path.
+ */
+#include <linux/dma-fence.h>
+#include <linux/dma-fence-chain.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+#include <drm/drm_syncobj.h>
+
+#include "rbln_job.h"
+#include "rbln_sync.h"
+
+int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
+			   const struct drm_rbln_submit *args)
+{
+	const struct drm_rbln_sync __user *u = u64_to_user_ptr(args->in_syncs);
+	struct drm_rbln_sync sync;
+	struct dma_fence *fence;
+	u32 i;
+	int ret;
+
+	if (!args->in_sync_count)
+		return 0;
+	job->deps = kcalloc(args->in_sync_count, sizeof(*job->deps), GFP_KERNEL);
+	if (!job->deps)
+		return -ENOMEM;
+	for (i = 0; i < args->in_sync_count; i++) {
+		if (copy_from_user(&sync, &u[i], sizeof(sync)))
+			return -EFAULT;
+		if (sync.flags)
+			return -EINVAL;
+		ret = drm_syncobj_find_fence(file, sync.handle, sync.point, 0, &fence);
+		if (ret)
+			return ret == -ENOMEM ? ret : -EINVAL;	/* no such syncobj, or no fence */
+		if (dma_fence_is_signaled(fence) && !fence->error) {
+			dma_fence_put(fence);		/* nothing to wait for */
+			continue;
+		}
+		job->deps[job->nr_deps++] = fence;
+	}
+	return 0;
+}
+
+int rbln_out_sync_prepare(struct rbln_out_sync *out, struct drm_file *file,
+			  const struct drm_rbln_sync *sync)
+{
+	memset(out, 0, sizeof(*out));
+	if (sync->flags)
+		return -EINVAL;
+	if (!sync->handle)
+		return sync->point ? -EINVAL : 0;
+	out->syncobj = drm_syncobj_find(file, sync->handle);
+	if (!out->syncobj)
+		return -EINVAL;
+	out->point = sync->point;
+	if (out->point) {
+		/* Allocated now: once the job is queued nothing may fail. */
+		out->chain = dma_fence_chain_alloc();
+		if (!out->chain) {
+			rbln_out_sync_fini(out);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void rbln_out_sync_signal(struct rbln_out_sync *out, struct dma_fence *fence)
+{
+	if (!out->syncobj)
+		return;
+	if (out->chain) {
+		drm_syncobj_add_point(out->syncobj, out->chain, fence, out->point);
+		out->chain = NULL;		/* the syncobj's now */
+	} else {
+		drm_syncobj_replace_fence(out->syncobj, fence);
+	}
+}
+
+void rbln_out_sync_fini(struct rbln_out_sync *out)
+{
+	dma_fence_chain_free(out->chain);
+	if (out->syncobj)
+		drm_syncobj_put(out->syncobj);
+	memset(out, 0, sizeof(*out));
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The scheduler glue (rbln_sched.c): jobs behind a busy engine wait their
+ * turn instead of taking the direct path, their fences sit in the buffers'
+ * reservation objects until they end, and a timeout resets only its engine.
+ */
+#include <kunit/test.h>
+#include <linux/dma-resv.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+
+#include "rbln_kunit.h"
+
+#define NEURAL	DRM_RBLN_ENGINE_NEURAL_DMA
+#define TASK	DRM_RBLN_ENGINE_TASK_DMA
+
+struct sched_fixture {
+	struct rbln_device *rdev;
+	struct file *file;
+	u32 a, b, c;			/* device buffers on chiplet 0 */
+};
+
+static int rbln_sched_test_init(struct kunit *test)
+{
+	struct sched_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->rdev = rbln_test_device(test, "rebel100 64");
+	f->file = rbln_test_open(test, f->rdev);
+	f->a = rbln_test_bo(test, f->file, SZ_64K, 0, 0);
+	f->b = rbln_test_bo(test, f->file, SZ_64K, 0, 0);
+	f->c = rbln_test_bo(test, f->file, SZ_64K, 0, 0);
+	test->priv = f;
+	return 0;
+}
+
+/* Submits one 4 KiB copy @src -> @dst on @engine of chiplet 0; returns its seqno. */
+static u64 submit_copy(struct kunit *test, u32 engine, u32 src, u32 dst)
+{
+	struct sched_fixture *f = test->priv;
+	struct drm_rbln_copy c = { .src_handle = src, .dst_handle = dst, .size = SZ_4K };
+	struct drm_rbln_submit s = {
+		.engine = engine, .copy_count = 1, .copy_size = sizeof(c),
+		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &c, sizeof(c)),
+	};
+
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
+	return s.seqno;
+}
+
+static int wait_job(struct kunit *test, u64 seqno, s64 timeout_ns, int *status)
+{
+	struct sched_fixture *f = test->priv;
+	struct drm_rbln_wait w = { .seqno = seqno, .timeout_ns = timeout_ns };
+	int ret = rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_WAIT, &w);
+
+	*status = w.status;
+	return ret;
+}
+
+/* A running job's fence is in its buffers' dma_resv: written as a write, read as a read. */
+static void rbln_sched_job_fences_its_buffers(struct kunit *test)
+{
+	struct sched_fixture *f = test->priv;
+	struct rbln_bo *a = rbln_test_lookup(test, f->file, f->a);
+	struct rbln_bo *b = rbln_test_lookup(test, f->file, f->b);
+	int status;
+	u64 seqno;
+
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, true);
+	seqno = submit_copy(test, NEURAL, f->a, f->b);
+	KUNIT_EXPECT_EQ(test, wait_job(test, seqno, 0, &status), -ETIME);
+	KUNIT_EXPECT_FALSE(test, dma_resv_test_signaled(b->base.resv, DMA_RESV_USAGE_WRITE));
+	KUNIT_EXPECT_TRUE(test, dma_resv_test_signaled(a->base.resv, DMA_RESV_USAGE_WRITE));
+	KUNIT_EXPECT_FALSE(test, dma_resv_test_signaled(a->base.resv, DMA_RESV_USAGE_READ));
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, false);
+	KUNIT_ASSERT_EQ(test, wait_job(test, seqno, 10LL * NSEC_PER_SEC, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_TRUE(test, dma_resv_test_signaled(b->base.resv, DMA_RESV_USAGE_READ));
+}
+
+/* A small job behind a queued one waits its turn: no direct path past the queue. */
+static void rbln_sched_small_job_keeps_order(struct kunit *test)
+{
+	struct sched_fixture *f = test->priv;
+	struct rbln_bo *a = rbln_test_lookup(test, f->file, f->a);
+	struct rbln_bo *c = rbln_test_lookup(test, f->file, f->c);
+	int status;
+	u64 first, second;
+
+	memset(a->vaddr, 0x5a, SZ_4K);
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, true);
+	first = submit_copy(test, NEURAL, f->a, f->b);
+	second = submit_copy(test, NEURAL, f->b, f->c);
+	KUNIT_EXPECT_EQ(test, wait_job(test, second, 0, &status), -ETIME);
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, false);
+	KUNIT_ASSERT_EQ(test, wait_job(test, second, 10LL * NSEC_PER_SEC, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_ASSERT_EQ(test, wait_job(test, first, 0, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(c->vaddr, a->vaddr, SZ_4K), 0);
+}
+
+/* TDR: the hung engine's job fails with -ETIMEDOUT; another engine is not held up. */
+static void rbln_sched_timeout_resets_one_engine(struct kunit *test)
+{
+	struct sched_fixture *f = test->priv;
+	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[NEURAL];
+	int status;
+	u64 hung, other;
+
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, true);
+	hung = submit_copy(test, NEURAL, f->a, f->b);
+	other = submit_copy(test, TASK, f->a, f->c);
+	KUNIT_ASSERT_EQ(test, wait_job(test, other, 0, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_EQ(test, wait_job(test, hung, 0, &status), -ETIME);
+	KUNIT_ASSERT_EQ(test, wait_job(test, hung, 10LL * NSEC_PER_SEC, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&engine->resets), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&engine->queued), 0);
+	hung = submit_copy(test, NEURAL, f->a, f->b);
+	KUNIT_ASSERT_EQ(test, wait_job(test, hung, 10LL * NSEC_PER_SEC, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+}
+
+/* Removing the device with a job held by a hung engine ends it with -ENODEV at once. */
+static void rbln_sched_removal_ends_held_jobs(struct kunit *test)
+{
+	struct sched_fixture *f = test->priv;
+	struct rbln_client *client = rbln_test_client(f->file);
+	u64 start;
+
+	rbln_sim_set_hang(f->rdev, 0, NEURAL, true);
+	submit_copy(test, NEURAL, f->a, f->b);
+	submit_copy(test, NEURAL, f->b, f->c);
+	start = ktime_get_ns();
+	rbln_test_remove_device(test, f->rdev);
+	KUNIT_EXPECT_EQ(test, atomic_read(&client->inflight), 0);
+	KUNIT_EXPECT_LT(test, ktime_get_ns() - start, (u64)NSEC_PER_SEC / 2);
+}
+
+static struct kunit_case rbln_sched_cases[] = {
+	KUNIT_CASE(rbln_sched_job_fences_its_buffers),
+	KUNIT_CASE(rbln_sched_small_job_keeps_order),
+	KUNIT_CASE(rbln_sched_timeout_resets_one_engine),
+	KUNIT_CASE(rbln_sched_removal_ends_held_jobs),
+	{}
+};
+
+static struct kunit_suite rbln_sched_suite = {
+	.name = "rbln_sched",
+	.init = rbln_sched_test_init,
+	.test_cases = rbln_sched_cases,
+};
+kunit_test_suite(rbln_sched_suite);
