@@ -121,6 +121,12 @@ void rbln_client_unlist(struct rbln_client *client)
 {
 	mutex_lock(&client->rdev->clients_lock);
 	list_del_init(&client->link);
+	/*
+	 * Its acquisition ends here too: the file can make no more calls, and
+	 * while its jobs drain others' ACQUIRE would fail with -EBUSY and no
+	 * holder to show in LIST_CLIENTS.
+	 */
+	rbln_client_drop_acquisition(client);
 	mutex_unlock(&client->rdev->clients_lock);
 }
 

@@ -116,14 +116,21 @@ static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
  * reference could go in between (refcount_t "addition on 0", seen with
  * threads submitting and waiting on one file).
  */
+static bool rbln_job_take_locked(struct rbln_client *client, u64 seqno, struct rbln_job *job)
+{
+	lockdep_assert_held(&client->lock);
+	if (xa_cmpxchg(&client->jobs, seqno, job, NULL, GFP_KERNEL) != job)
+		return false;
+	atomic_dec(&client->tracked);
+	return true;
+}
+
 static void rbln_job_forget(struct rbln_client *client, u64 seqno, struct rbln_job *job)
 {
 	bool taken;
 
 	mutex_lock(&client->lock);
-	taken = xa_cmpxchg(&client->jobs, seqno, job, NULL, GFP_KERNEL) == job;
-	if (taken)
-		atomic_dec(&client->tracked);
+	taken = rbln_job_take_locked(client, seqno, job);
 	mutex_unlock(&client->lock);
 	if (taken)
 		rbln_job_put(job);
@@ -478,8 +485,9 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
 	if (ret)
 		return ret;
 	ret = rbln_job_schedule(job);
-	if (ret)
-		rbln_job_forget(client, job->seqno, job);
+	/* client->lock is ours already; SUBMIT's reference keeps @job alive. */
+	if (ret && rbln_job_take_locked(client, job->seqno, job))
+		rbln_job_put(job);
 	return ret;
 }
 
