@@ -78,7 +78,10 @@ install_for_vm() {
 	local ver dir
 	ver=$(release)
 	dir=$vm_cache/kernels/$ver
-	if [ -f "$dir/.rbln-installed" ] && [ "$dir/.rbln-installed" -nt "$build/arch/x86/boot/bzImage" ]; then
+	# Installed again after a build that changed the image or the config (a
+	# config change may change only modules).
+	if [ -f "$dir/.rbln-installed" ] && [ "$dir/.rbln-installed" -nt "$build/arch/x86/boot/bzImage" ] &&
+		[ "$dir/.rbln-installed" -nt "$build/.config" ]; then
 		return 0
 	fi
 	rm -rf "$dir"
