@@ -10,7 +10,6 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <glob.h>
 #include <map>
 #include <new>
 #include <random>
@@ -30,6 +29,7 @@
 
 #include "rbln_drm.h"
 #include "storm_chaos.h"
+#include "storm_devices.h"
 #include "storm_stats.h"
 #include "storm_worker.h"
 
@@ -60,16 +60,6 @@ pid_t spawn(const std::function<void()> &body)
 		::_exit(0);
 	}
 	return pid;
-}
-
-std::vector<std::string> device_nodes()
-{
-	std::vector<std::string> nodes;
-	glob_t g{};
-	if (::glob("/dev/rbln[0-9]*", 0, nullptr, &g) == 0)
-		nodes.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-	::globfree(&g);
-	return nodes;
 }
 
 uint64_t param(int fd, uint32_t which)

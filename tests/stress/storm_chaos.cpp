@@ -1,7 +1,6 @@
 #include "storm_chaos.h"
 
 #include <fstream>
-#include <glob.h>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -14,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "rbln_drm.h"
+#include "storm_devices.h"
 #include "storm_stats.h"
 
 namespace storm {
@@ -31,16 +31,6 @@ int write_file(const std::string &path, const std::string &value)
 	int err = ::write(fd, value.data(), value.size()) < 0 ? errno : 0;
 	::close(fd);
 	return err;
-}
-
-std::vector<std::string> glob_paths(const char *pattern)
-{
-	std::vector<std::string> paths;
-	glob_t g{};
-	if (::glob(pattern, 0, nullptr, &g) == 0)
-		paths.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-	::globfree(&g);
-	return paths;
 }
 
 int reset_device(const std::string &node)
@@ -82,7 +72,7 @@ public:
 		case 3: {	// FAULT until someone resets it
 			fault(dir, "memory_error", std::to_string(chiplet));
 			pause(below(300));
-			auto nodes = glob_paths("/dev/rbln[0-9]*");
+			auto nodes = device_nodes();
 			if (!nodes.empty())
 				stats().record(Op::Reset, reset_device(nodes[below(nodes.size())]));
 			break;
@@ -197,7 +187,7 @@ std::string settle_devices()
 		if (err && err != ENODEV && err != ENOENT)
 			problems += fmt::format("del_device {}: {}; ", id, std::strerror(err));
 	}
-	for (const auto &node : glob_paths("/dev/rbln[0-9]*")) {
+	for (const auto &node : device_nodes()) {
 		// udev may not have dropped the link of a device just removed.
 		int err = reset_device(node);
 		if (err && err != ENOENT && err != ENODEV)

@@ -9,7 +9,6 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
-#include <glob.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "rbln_drm.h"
+#include "storm_devices.h"
 #include "storm_stats.h"
 
 namespace storm {
@@ -54,16 +54,6 @@ void on_sigbus(int)
 int call(int fd, unsigned long request, void *arg)
 {
 	return ::ioctl(fd, request, arg) ? errno : 0;
-}
-
-std::vector<std::string> device_nodes()
-{
-	std::vector<std::string> nodes;
-	glob_t g{};
-	if (::glob("/dev/rbln[0-9]*", 0, nullptr, &g) == 0)
-		nodes.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-	::globfree(&g);
-	return nodes;
 }
 
 class Worker {
@@ -306,16 +296,23 @@ private:
 		s.label = reinterpret_cast<uintptr_t>("storm");
 	}
 
-	void submit()
+	// A file with a job the driver should accept in @s and @copies, or null.
+	File *prepare_job(drm_rbln_submit &s, std::vector<drm_rbln_copy> &copies)
 	{
 		File *f = any_file();
-		if (!f || f->bos.empty())
-			return;
+		if (!f || f->bos.empty() || !valid_job(*f, s, copies))
+			return nullptr;
+		fill(s, copies);
+		return f;
+	}
+
+	void submit()
+	{
 		drm_rbln_submit s{};
 		std::vector<drm_rbln_copy> copies;
-		if (!valid_job(*f, s, copies))
+		File *f = prepare_job(s, copies);
+		if (!f)
 			return;
-		fill(s, copies);
 		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
 		stats().record(Op::Submit, err);
 		if (!err)
@@ -326,14 +323,11 @@ private:
 	// A job the driver must refuse, whole, before anything runs.
 	void submit_broken()
 	{
-		File *f = any_file();
-		if (!f || f->bos.empty())
-			return;
 		drm_rbln_submit s{};
 		std::vector<drm_rbln_copy> copies;
-		if (!valid_job(*f, s, copies))
+		File *f = prepare_job(s, copies);
+		if (!f)
 			return;
-		fill(s, copies);
 		switch (below(8)) {
 		case 0: copies.back().size = 0; break;
 		case 1: copies.back().src_offset = ~0ULL - 10; break;
