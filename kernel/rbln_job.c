@@ -467,20 +467,27 @@ err_cleanup:
 	return ret;
 }
 
-/* Runs @job now or schedules it; client->lock held. */
-static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job)
+/*
+ * Runs @job now or schedules it; client->lock held.  @ended: the job ended
+ * here, and the caller reports it (REPORT_END) instead of WAIT.
+ */
+static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, bool *ended)
 {
+	bool report = *ended;
 	int ret;
 
 	lockdep_assert_held(&client->lock);
+	*ended = false;
 	if (client->closing)
 		return -ENODEV;			/* revoked meanwhile */
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -EAGAIN;
 	rbln_job_trace(job, trace_rbln_job_submit);
-	if (rbln_job_run_direct(job))
-		/* Done already; only a failure needs remembering for WAIT. */
-		return job->status ? rbln_job_remember(client, job) : 0;
+	if (rbln_job_run_direct(job)) {
+		*ended = report;
+		/* Done already; only an unreported failure needs remembering for WAIT. */
+		return job->status && !report ? rbln_job_remember(client, job) : 0;
+	}
 	ret = rbln_job_remember(client, job);
 	if (ret)
 		return ret;
@@ -499,9 +506,11 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_out_sync out;
 	struct rbln_engine *engine;
 	struct rbln_job *job;
+	bool ended;
 	int ret, idx;
 
-	if (args->flags || args->reserved || args->reserved2 || !args->copy_count ||
+	if (args->flags & ~DRM_RBLN_SUBMIT_REPORT_END || args->reserved || args->reserved2 ||
+	    !args->copy_count ||
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
 	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE ||
 	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
@@ -536,10 +545,13 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
-	ret = rbln_job_launch(client, job);
+	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;
+	ret = rbln_job_launch(client, job, &ended);
 	if (!ret) {
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
+		args->ended = ended;
+		args->status = ended ? job->status : 0;
 		rbln_out_sync_signal(&out, job->done);
 	}
 	mutex_unlock(&client->lock);

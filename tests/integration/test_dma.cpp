@@ -414,6 +414,64 @@ TEST_F(Dma, InjectedFailuresAndChipletDown)
 	free_buffer(fd, b);
 }
 
+// REPORT_END (interface 11): a job that ended inside SUBMIT is reported there,
+// once, and not kept for WAIT; one that did not end is waited for as before.
+TEST_F(Dma, SubmitReportsAJobThatEndedInsideIt)
+{
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 0, true), b = make_buffer(fd, 8192, 0, 0, true);
+	std::memset(a.map, 0x5a, 4096);
+	const drm_rbln_copy c{a.handle, b.handle, 0, 0, 4096};
+	auto submit_reporting = [&](uint32_t flags, drm_rbln_submit &s) {
+		s = {};
+		s.engine = DRM_RBLN_ENGINE_TASK_DMA;
+		s.chiplet = 0;
+		s.copies = reinterpret_cast<uintptr_t>(&c);
+		s.copy_count = 1;
+		s.copy_size = sizeof(c);
+		s.flags = flags;
+		s.ended = 77;		// out fields are written, not read
+		s.status = 77;
+		return ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s) ? errno : 0;
+	};
+
+	drm_rbln_submit s;
+	ASSERT_EQ(submit_reporting(DRM_RBLN_SUBMIT_REPORT_END, s), 0);
+	EXPECT_EQ(s.ended, 1u) << "a 4 KiB job on an idle engine runs inside SUBMIT";
+	EXPECT_EQ(s.status, 0);
+	EXPECT_EQ(b.map[4095], 0x5a) << "and its bytes are there when SUBMIT returns";
+	EXPECT_EQ(wait_job(fd, s.seqno), 0);
+
+	// A failure reported by SUBMIT is not kept: more of them than the file may
+	// have in flight, never waited for, do not fill its table.
+	ASSERT_EQ(debugfs_write(1, "fail_next_jobs", std::to_string(DRM_RBLN_MAX_INFLIGHT + 8)), 0);
+	for (int i = 0; i < DRM_RBLN_MAX_INFLIGHT + 8; i++) {
+		ASSERT_EQ(submit_reporting(DRM_RBLN_SUBMIT_REPORT_END, s), 0) << "job " << i;
+		ASSERT_EQ(s.ended, 1u);
+		ASSERT_EQ(s.status, -EIO);
+	}
+	EXPECT_EQ(wait_job(fd, s.seqno), 0) << "reported once, by SUBMIT";
+	// Without the flag the same failure waits for WAIT, as before.
+	ASSERT_EQ(debugfs_write(1, "fail_next_jobs", "1"), 0);
+	ASSERT_EQ(submit_reporting(0, s), 0);
+	EXPECT_EQ(s.ended, 0u);
+	EXPECT_EQ(s.status, 0);
+	EXPECT_EQ(wait_job(fd, s.seqno), -EIO);
+
+	// A job that cannot end inside SUBMIT (its engine hangs) is not reported.
+	JobTimeout timeout("500");
+	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
+	ASSERT_EQ(submit_reporting(DRM_RBLN_SUBMIT_REPORT_END, s), 0);
+	EXPECT_EQ(s.ended, 0u);
+	EXPECT_EQ(s.status, 0);
+	EXPECT_EQ(wait_job(fd, s.seqno), -ETIMEDOUT);
+	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma 0"), 0);
+
+	EXPECT_EQ(submit_reporting(1u << 1, s), EINVAL) << "unknown flag";
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
 TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 {
 	for (int round = 0; round < 3; round++) {

@@ -77,7 +77,7 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_copy, dst_offset, 16);
 	EXPECT_FIELD(drm_rbln_copy, size, 24);
 
-	EXPECT_EQ(sizeof(drm_rbln_submit), 80u);
+	EXPECT_EQ(sizeof(drm_rbln_submit), 88u);
 	EXPECT_FIELD(drm_rbln_submit, engine, 0);
 	EXPECT_FIELD(drm_rbln_submit, chiplet, 4);
 	EXPECT_FIELD(drm_rbln_submit, copies, 8);
@@ -91,6 +91,8 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_submit, in_sync_count, 56);
 	EXPECT_FIELD(drm_rbln_submit, reserved2, 60);
 	EXPECT_FIELD(drm_rbln_submit, out_sync, 64);
+	EXPECT_FIELD(drm_rbln_submit, ended, 80);
+	EXPECT_FIELD(drm_rbln_submit, status, 84);
 	EXPECT_EQ(sizeof(drm_rbln_sync), 16u);
 	EXPECT_FIELD(drm_rbln_sync, handle, 0);
 	EXPECT_FIELD(drm_rbln_sync, flags, 4);
@@ -160,10 +162,11 @@ TEST(UapiAbi, IoctlNumbersAreStable)
 	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443ul);
-	// SUBMIT grew in interface 10 (48 -> 80 bytes); the DRM core dispatches
-	// by number and copies the caller's size, so 0xc0306444 of older
-	// binaries still works (the VM test Sync.OldSubmitStructStillWorks).
-	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0506444ul);
+	// SUBMIT grew in interface 10 (48 -> 80 bytes) and 11 (88); the DRM
+	// core dispatches by number and copies the caller's size, so 0xc0306444
+	// and 0xc0506444 of older binaries still work (the VM test
+	// Sync.OldSubmitStructStillWorks).
+	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0586444ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446ul);
 	EXPECT_EQ(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447ul);

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		10	/* 10: SUBMIT waits for and signals syncobjs */
+#define DRM_RBLN_UAPI_VERSION		11	/* 11: SUBMIT reports a job that ended inside it */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -266,7 +266,15 @@ struct drm_rbln_sync {
  * as a sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
  * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
  * Older callers pass the 48-byte struct: no syncobjs.
+ *
+ * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
+ * small job for an idle engine may run to its end inside SUBMIT.  Then .ended
+ * is 1 and .status holds its result (as WAIT's), and the job is not kept for
+ * WAIT: this report is the one report of a failure (a WAIT for its seqno
+ * returns status 0).  Otherwise .ended is 0: wait as usual.
  */
+#define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
+
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
 	__u32 chiplet;		/* in */
@@ -275,7 +283,7 @@ struct drm_rbln_submit {
 	__u32 copy_size;	/* in: sizeof(struct drm_rbln_copy) of the caller; larger
 				 * elements must have zeros beyond what the driver knows */
 	__u64 label;		/* in: pointer to a NUL-terminated label for tracing, or 0 */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: DRM_RBLN_SUBMIT_* */
 	__u32 reserved;		/* in: must be 0 */
 	__u64 seqno;		/* out: wait for it with DRM_IOCTL_RBLN_WAIT */
 	/* Since interface version 10. */
@@ -283,6 +291,9 @@ struct drm_rbln_submit {
 	__u32 in_sync_count;	/* in: 0..DRM_RBLN_MAX_IN_SYNCS */
 	__u32 reserved2;	/* in: must be 0 */
 	struct drm_rbln_sync out_sync;	/* in: handle 0 for none */
+	/* Since interface version 11. */
+	__u32 ended;		/* out: 1 if the job ended inside SUBMIT (REPORT_END) */
+	__s32 status;		/* out: its result then: 0 or a negative errno */
 };
 
 /*
