@@ -393,12 +393,20 @@ static int __init rbln_init(void)
 	ret = rbln_events_init();
 	if (ret)
 		return ret;
+	ret = rbln_jobs_init();
+	if (ret)
+		goto err_events;
 	rbln_debugfs_init();
 	ret = rbln_sim_init();
-	if (ret) {
-		rbln_debugfs_fini();
-		rbln_events_fini();
-	}
+	if (ret)
+		goto err_debugfs;
+	return 0;
+
+err_debugfs:
+	rbln_debugfs_fini();
+	rbln_jobs_fini();
+err_events:
+	rbln_events_fini();
 	return ret;
 }
 
@@ -406,6 +414,7 @@ static void __exit rbln_exit(void)
 {
 	rbln_sim_exit();
 	rbln_debugfs_fini();
+	rbln_jobs_fini();
 	rbln_events_fini();
 }
 

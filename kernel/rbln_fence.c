@@ -30,15 +30,33 @@ static const struct dma_fence_ops rbln_fence_ops = {
 	.get_timeline_name = rbln_fence_timeline_name,
 };
 
-struct dma_fence *rbln_fence_create(struct rbln_engine *engine)
+/*
+ * Allocated when the job is queued (in SUBMIT, where allocating may sleep),
+ * started when it runs: run_job is on the fence-signalling path.
+ */
+struct rbln_fence *rbln_fence_alloc(void)
 {
-	struct rbln_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	return kzalloc(sizeof(struct rbln_fence), GFP_KERNEL_ACCOUNT);
+}
 
-	if (!f)
-		return NULL;
+struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine)
+{
 	spin_lock_init(&f->lock);
 	/* run_job is serialised per engine, so seqnos follow completion order. */
 	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, engine->fence_context,
 		       atomic64_inc_return(&engine->fence_seqno));
 	return &f->base;
+}
+
+/* One that never started (its job was cancelled before it ran). */
+void rbln_fence_free_unstarted(struct rbln_fence *f)
+{
+	kfree(f);
+}
+
+struct dma_fence *rbln_fence_create(struct rbln_engine *engine)
+{
+	struct rbln_fence *f = rbln_fence_alloc();
+
+	return f ? rbln_fence_start(f, engine) : NULL;
 }

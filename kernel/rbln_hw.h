@@ -64,14 +64,19 @@ struct rbln_hw_ops {
 	void (*read_sensors)(struct rbln_device *rdev, struct rbln_sensors *s);
 
 	/*
-	 * Engines.  push starts @job on its engine (the doorbell); the backend
-	 * reports its end with rbln_hw_job_done(), possibly before push returns.
+	 * Engines.  push starts @job on its engine (the doorbell).  It is called
+	 * in atomic context (the core holds a spinlock that orders it against
+	 * removal): it must not sleep, and must not report the end itself.  The
+	 * backend reports the end with rbln_hw_job_done() from its interrupt
+	 * thread or a work item, which may run before push has returned.
 	 */
 	void (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
 	 * Optional direct path: run a small @job to its end now and return its
 	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
-	 * Only called for an engine with nothing pushed.
+	 * Only called for an engine with nothing pushed, from SUBMIT with the
+	 * file's locks held: it must end in bounded time (a backend that cannot
+	 * promise that for a job returns -EAGAIN).
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
@@ -99,7 +104,9 @@ struct rbln_hw_ops {
 /*
  * Completion hook: the backend calls it once per pushed job, from process
  * context (a threaded interrupt handler or a work item), with 0, -EIO (the
- * engine failed the job) or -ENODEV (the chiplet or device is gone).
+ * engine failed the job) or -ENODEV (the chiplet or device is gone).  It
+ * signals the job's fence: the caller must not hold a lock that is also held
+ * while allocating memory or waiting for a fence.
  */
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 

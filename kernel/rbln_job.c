@@ -15,6 +15,12 @@
  * sets client->closing under client->lock, which SUBMIT holds, then waits for
  * the jobs already handed over; those not started yet end with -ECANCELED.
  *
+ * A scheduled job's end signals its fences first and does the rest (buffers
+ * back, the file's table and in-flight count) in a work item: the path that
+ * signals a fence must not take locks that others hold while they wait for
+ * fences or allocate memory (see dma_fence_begin_signalling()).  WAIT and the
+ * drain wait for that work too, so they see the buffers back.
+ *
  * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
  * itself when the backend can do that (engine_run_now), saving the hand-off
  * to the scheduler and the wake-up of the waiter.
@@ -56,9 +62,24 @@ static void rbln_job_drop_buffers(struct rbln_job *job)
 	}
 }
 
+static struct workqueue_struct *rbln_job_wq;
+
+int rbln_jobs_init(void)
+{
+	rbln_job_wq = alloc_workqueue("rbln-jobs", WQ_UNBOUND, 0);
+	return rbln_job_wq ? 0 : -ENOMEM;
+}
+
+/* Every device is gone: the last job puts and ends run before the module goes. */
+void rbln_jobs_fini(void)
+{
+	destroy_workqueue(rbln_job_wq);
+}
+
 static void rbln_job_release(struct kref *ref)
 {
 	struct rbln_job *job = container_of(ref, struct rbln_job, ref);
+	struct drm_device *drm = &job->engine->chiplet->rdev->drm;
 	u32 i;
 
 	if (job->bos)
@@ -68,10 +89,12 @@ static void rbln_job_release(struct kref *ref)
 	kfree(job->deps);
 	dma_fence_put(job->hw_fence);
 	dma_fence_put(job->done);
+	rbln_fence_free_unstarted(job->spare_fence);
 	kvfree(job->bos);
 	kvfree(job->copies);
 	rbln_client_put(job->client);
 	kfree(job);
+	drm_dev_put(drm);		/* the device outlives its jobs */
 }
 
 void rbln_job_put(struct rbln_job *job)
@@ -93,7 +116,7 @@ void rbln_job_put_async(struct rbln_job *job)
 	/* Not the last reference: nothing to free here. */
 	if (refcount_dec_not_one(&job->ref.refcount))
 		return;
-	queue_work(system_unbound_wq, &job->put_work);
+	queue_work(rbln_job_wq, &job->put_work);
 }
 
 /* Puts @job in the file's table for WAIT, with a reference of its own. */
@@ -158,14 +181,13 @@ bool rbln_job_claim_end(struct rbln_job *job)
 	return !test_and_set_bit(0, &job->ended);
 }
 
-/* Accounting and buffers; the caller tells whoever waits. */
+/* Status and busy time; the caller tells whoever waits. */
 static void rbln_job_account_end(struct rbln_job *job, int status)
 {
 	struct rbln_engine *engine = job->engine;
 	u64 busy;
 
 	job->status = status;
-	rbln_job_drop_buffers(job);
 	if (!job->started)
 		return;
 	rbln_busy_end(&engine->chiplet->rdev->busy);
@@ -175,25 +197,44 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
 }
 
-/* A scheduled job ended: from the backend, the timeout handler or run_job. */
-void rbln_job_end(struct rbln_job *job, int status)
+/* The part of a scheduled job's end that takes locks and frees. */
+static void rbln_job_end_work(struct work_struct *work)
 {
+	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
-	rbln_job_account_end(job, status);
-	if (!status)
+	rbln_job_drop_buffers(job);
+	if (!job->status)
 		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
+	if (atomic_dec_and_test(&client->inflight))
+		wake_up_all(&client->idle);
+	rbln_job_put(job);
+}
+
+/* A scheduled job ended: from the backend, the timeout handler, run_job or removal. */
+void rbln_job_end(struct rbln_job *job, int status)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	rbln_job_account_end(job, status);
 	/* Set before the hardware fence signals: older schedulers do not pass its error on. */
 	if (status && job->scheduled)
 		dma_fence_set_error(&job->base.s_fence->finished, status);
 	atomic_dec(&job->engine->queued);
+	/* Queued before the signal, so whoever saw the fence signalled can flush it. */
+	kref_get(&job->ref);
+	queue_work(rbln_job_wq, &job->end_work);
 	if (job->hw_fence) {
 		if (status)
 			dma_fence_set_error(job->hw_fence, status);
 		dma_fence_signal(job->hw_fence);
 	}
-	if (atomic_dec_and_test(&client->inflight))
-		wake_up_all(&client->idle);
+	dma_fence_end_signalling(cookie);
+}
+
+void rbln_job_flush_end(struct rbln_job *job)
+{
+	flush_work(&job->end_work);
 }
 
 /* Direct submission; false if the job has to be scheduled instead. */
@@ -225,6 +266,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	}
 	test_and_set_bit(0, &job->ended);
 	rbln_job_account_end(job, status);
+	rbln_job_drop_buffers(job);
 	mutex_unlock(&engine->submit_lock);
 	/* Its fence, for out_sync: signalled, with the error if it failed. */
 	if (status) {
@@ -344,11 +386,14 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	u32 i;
 	int ret;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	/* Charged to the submitter: a file's jobs are bounded, their memory counted. */
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&job->ref);
 	INIT_WORK(&job->put_work, rbln_job_put_work);
+	INIT_WORK(&job->end_work, rbln_job_end_work);
+	drm_dev_get(&engine->chiplet->rdev->drm);
 	kref_get(&client->ref);
 	job->client = client;
 	job->engine = engine;
@@ -356,8 +401,8 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	job->hw.chiplet = engine->chiplet->index;
 	job->hw.engine = engine->kind;
 	job->hw.count = args->copy_count;
-	job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL);
-	job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL);
+	job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL_ACCOUNT);
+	job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
 	job->hw.copies = job->copies;
 	job->hw.bos = job->bos;
 	ret = job->copies && job->bos ? 0 : -ENOMEM;
@@ -421,6 +466,9 @@ static int rbln_job_schedule(struct rbln_job *job)
 	struct ww_acquire_ctx ctx;
 	int ret, n = 0, i;
 
+	job->spare_fence = rbln_fence_alloc();
+	if (!job->spare_fence)
+		return -ENOMEM;
 	ret = rbln_sched_job_init(&job->base, &engine->entity, job->client, job->client->id);
 	if (ret)
 		return ret;
@@ -595,6 +643,7 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 		/* A restarted call waits only for what was left (as i915's GEM_WAIT). */
 		args->timeout_ns = max_t(s64, 0, deadline - ktime_get_ns());
 	} else if (left > 0) {
+		rbln_job_flush_end(job);	/* its buffers are back before WAIT returns */
 		args->status = job->status;
 		rbln_job_forget(client, args->seqno, job);	/* a failure is reported once */
 	}

@@ -32,6 +32,7 @@ struct rbln_job {
 	char label[DRM_RBLN_LABEL_MAX];
 	struct dma_fence *done;		/* signalled once it ended (WAIT, dma_resv) */
 	struct dma_fence *hw_fence;	/* scheduled jobs: what run_job returned */
+	struct rbln_fence *spare_fence;	/* allocated at submit, started by run_job */
 	struct dma_fence **deps;	/* fences it waits for, for their errors */
 	u32 nr_deps;
 	bool scheduled;			/* base was initialised */
@@ -40,7 +41,12 @@ struct rbln_job {
 	int status;
 	u64 start_ns;
 	struct work_struct put_work;	/* a put from atomic context */
+	struct work_struct end_work;	/* what its end does outside the signalling path */
 };
+
+/* The jobs' workqueue, made at module load and drained at unload. */
+int rbln_jobs_init(void);
+void rbln_jobs_fini(void);
 
 void rbln_job_put(struct rbln_job *job);
 /* Puts from any context: the last reference may free buffers. */
@@ -50,10 +56,13 @@ void rbln_job_begin(struct rbln_job *job);
 /* Claims the job's end; false if someone else ended it already. */
 bool rbln_job_claim_end(struct rbln_job *job);
 /*
- * Ends a claimed job with @status: buffers go back, accounting, the file's
- * bookkeeping, then its fences are signalled.
+ * Ends a claimed scheduled job with @status: accounting, then its fences are
+ * signalled.  The fence-signalling path: it takes no lock and allocates
+ * nothing; its buffers and the file's bookkeeping follow in a work item.
  */
 void rbln_job_end(struct rbln_job *job, int status);
+/* After a wait on its fence: the job's buffers and bookkeeping are done. */
+void rbln_job_flush_end(struct rbln_job *job);
 
 /* rbln_sched.c: the engines' schedulers, created with the device. */
 int rbln_engines_init(struct rbln_device *rdev);
@@ -66,6 +75,10 @@ void rbln_sched_push(struct rbln_job *job);
 int rbln_job_precheck(struct rbln_job *job);
 
 /* rbln_fence.c: the hardware fence of a scheduled job. */
+struct rbln_fence;
+struct rbln_fence *rbln_fence_alloc(void);
+struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine);
+void rbln_fence_free_unstarted(struct rbln_fence *f);
 struct dma_fence *rbln_fence_create(struct rbln_engine *engine);
 
 /* rbln_usage.c */

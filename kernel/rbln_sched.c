@@ -59,12 +59,14 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 	struct dma_fence *fence;
 	int ret;
 
-	fence = rbln_fence_create(engine);
-	if (!fence) {
+	/* Allocated at submit: nothing here may allocate (fence-signalling path). */
+	if (WARN_ON_ONCE(!job->spare_fence)) {
 		if (rbln_job_claim_end(job))
 			rbln_job_end(job, -ENOMEM);
 		return ERR_PTR(-ENOMEM);
 	}
+	fence = rbln_fence_start(job->spare_fence, engine);
+	job->spare_fence = NULL;
 	job->hw_fence = dma_fence_get(fence);
 	ret = rbln_job_precheck(job);
 	if (!ret && sched_job->s_fence->finished.error)

@@ -26,7 +26,7 @@ int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 
 	if (!args->in_sync_count)
 		return 0;
-	job->deps = kcalloc(args->in_sync_count, sizeof(*job->deps), GFP_KERNEL);
+	job->deps = kcalloc(args->in_sync_count, sizeof(*job->deps), GFP_KERNEL_ACCOUNT);
 	if (!job->deps)
 		return -ENOMEM;
 	for (i = 0; i < args->in_sync_count; i++) {

@@ -247,7 +247,7 @@ TEST_F(Dma, BadSubmitsAreRejected)
 		last_seqno = a.seqno;
 		return 0;
 	};
-	EXPECT_EQ(raw([](auto &a) { a.flags = 1; }), EINVAL) << "flags";
+	EXPECT_EQ(raw([](auto &a) { a.flags = 1u << 1; }), EINVAL) << "unknown flag";
 	EXPECT_EQ(raw([](auto &a) { a.reserved = 1; }), EINVAL) << "reserved";
 	EXPECT_EQ(raw([](auto &a) { a.copy_count = 0; }), EINVAL) << "no copies";
 	EXPECT_EQ(raw([](auto &a) { a.copy_count = DRM_RBLN_MAX_COPIES + 1; }), EINVAL) << "too many";
