@@ -54,9 +54,19 @@ void rbln_fence_free_unstarted(struct rbln_fence *f)
 	kfree(f);
 }
 
-struct dma_fence *rbln_fence_create(struct rbln_engine *engine)
+/*
+ * A failed direct job's fence, signalled at once.  On a timeline of its own:
+ * on the engine's it could signal before an earlier scheduled job's fence.
+ */
+struct dma_fence *rbln_fence_create_failed(int error)
 {
 	struct rbln_fence *f = rbln_fence_alloc();
 
-	return f ? rbln_fence_start(f, engine) : NULL;
+	if (!f)
+		return NULL;
+	spin_lock_init(&f->lock);
+	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, dma_fence_context_alloc(1), 1);
+	dma_fence_set_error(&f->base, error);
+	dma_fence_signal(&f->base);
+	return &f->base;
 }

@@ -269,13 +269,8 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	rbln_job_drop_buffers(job);
 	mutex_unlock(&engine->submit_lock);
 	/* Its fence, for out_sync: signalled, with the error if it failed. */
-	if (status) {
-		job->done = rbln_fence_create(engine);
-		if (job->done) {
-			dma_fence_set_error(job->done, status);
-			dma_fence_signal(job->done);
-		}
-	}
+	if (status)
+		job->done = rbln_fence_create_failed(status);
 	if (!job->done)
 		job->done = dma_fence_get_stub();
 	return true;

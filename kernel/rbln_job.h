@@ -79,7 +79,7 @@ struct rbln_fence;
 struct rbln_fence *rbln_fence_alloc(void);
 struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine);
 void rbln_fence_free_unstarted(struct rbln_fence *f);
-struct dma_fence *rbln_fence_create(struct rbln_engine *engine);
+struct dma_fence *rbln_fence_create_failed(int error);
 
 /* rbln_usage.c */
 struct drm_printer;

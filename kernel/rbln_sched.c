@@ -129,6 +129,11 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 	struct rbln_engine *engine = job->engine;
 	struct rbln_device *rdev = engine->chiplet->rdev;
 
+#ifdef RBLN_PROBE_DRM_SCHED_STAT_NO_HANG
+	/* It ended as the timer fired: nothing hung, nothing to reset. */
+	if (test_bit(0, &job->ended))
+		return DRM_GPU_SCHED_STAT_NO_HANG;
+#endif
 	drm_sched_stop(&engine->sched, sched_job);
 	if (!test_bit(0, &job->ended)) {
 		rdev->hw->engine_reset(rdev, engine->chiplet->index, engine->kind);

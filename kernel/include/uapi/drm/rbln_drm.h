@@ -265,6 +265,9 @@ struct drm_rbln_sync {
  * running.  out_sync, if its handle is not 0, gets the job's fence: export it
  * as a sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
  * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
+ * Synchronisation is explicit: a job does not wait for fences others left in
+ * its buffers' reservation objects (pass them as in_syncs); its own fence is
+ * added there, so importers of its buffers see them busy until it ends.
  * Older callers pass the 48-byte struct: no syncobjs.
  *
  * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
