@@ -70,11 +70,14 @@ check: all debug-kernel
 # about 20 minutes on 2 cores), and rbln.ko built out of tree against it.  A
 # module older than the kernel is rebuilt.
 DEBUG_KERNEL = $(shell tests/debug-kernel/build.sh release)
+# The release name comes from the build (make expands a whole recipe before
+# running it, so $(DEBUG_KERNEL) here would be read before a first build).
 debug-kernel:
-	tests/debug-kernel/build.sh kernel >/dev/null
-	@stamp=$$(tests/vm/kernel-cache.sh prepare $(DEBUG_KERNEL))/.rbln-installed; \
-		ko=$(BUILD)/kernel/$(DEBUG_KERNEL)/rbln.ko; [ ! -f $$ko ] || [ $$ko -nt $$stamp ] || rm -f $$ko
-	$(MAKE) $(BUILD)/kernel/$(DEBUG_KERNEL)/rbln.ko
+	@ver=$$(tests/debug-kernel/build.sh kernel) && \
+		stamp=$$(tests/vm/kernel-cache.sh prepare $$ver)/.rbln-installed && \
+		ko=$(BUILD)/kernel/$$ver/rbln.ko && \
+		{ [ ! -f $$ko ] || [ $$ko -nt $$stamp ] || rm -f $$ko; } && \
+		$(MAKE) $$ko
 
 STRESS_SECONDS ?= 300
 stress: deps

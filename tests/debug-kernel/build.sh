@@ -9,7 +9,7 @@
 #   build.sh kernel     build (incremental; the kernel proper is rebuilt only
 #                       when the config or kernel/Kconfig changes) and install
 #                       it into the VM kernel cache; prints the release name
-#   build.sh release    the release name (uname -r) the build has or will have
+#   build.sh release    the release name (uname -r) of the build (after a first one)
 #   build.sh kunit-ko   path of the in-tree rbln.ko with the KUnit suites
 #
 # Source and build live in RBLN_DEBUG_KERNEL_CACHE (default
@@ -68,7 +68,10 @@ configure() {
 	echo "$want" > "$build/.rbln-config"
 }
 
-release() { cat "$build/include/config/kernel.release" 2>/dev/null || echo "6.12-rbln-debug"; }
+release() {
+	cat "$build/include/config/kernel.release" 2>/dev/null ||
+		die "no sanitizer kernel built yet in $build (run: build.sh kernel)"
+}
 
 # The image and its modules where run-vm.sh finds Debian's, under the same
 # layout (kernel-cache.sh prepare/headers then work unchanged): the headers
