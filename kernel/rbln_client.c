@@ -102,6 +102,7 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	atomic_set(&client->inflight, 0);
 	atomic_set(&client->tracked, 0);
 	init_waitqueue_head(&client->idle);
+	INIT_LIST_HEAD(&client->entities_link);
 	for (i = 0; i < DRM_RBLN_ENGINE_COUNT; i++)
 		atomic64_set(&client->engine_busy_ns[i], 0);
 	file->driver_priv = client;
@@ -136,6 +137,7 @@ void rbln_client_close(struct drm_device *drm, struct drm_file *file)
 	struct rbln_device *rdev = client->rdev;
 
 	rbln_client_drain_jobs(client);
+	rbln_client_entities_fini(client);
 	mutex_lock(&rdev->clients_lock);
 	rbln_client_drop_acquisition(client);
 	list_del_init(&client->link);	/* a failed open is never released */

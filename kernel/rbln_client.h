@@ -13,8 +13,11 @@
 #include <linux/xarray.h>
 #include <drm/rbln_drm.h>
 
+#include "rbln_hw.h"
+
 struct drm_device;
 struct drm_file;
+struct drm_sched_entity;
 struct pid;
 struct rbln_device;
 
@@ -42,6 +45,13 @@ struct rbln_client {
 	wait_queue_head_t idle;		/* inflight reached 0 */
 	bool closing;			/* set under lock: no job starts any more */
 	atomic64_t engine_busy_ns[DRM_RBLN_ENGINE_COUNT];
+
+	/*
+	 * Its scheduler entities, one per engine it scheduled a job on
+	 * (rbln_sched.c; rdev->entities_lock, made under client->lock too).
+	 */
+	struct drm_sched_entity *entities[RBLN_MAX_CHIPLETS][DRM_RBLN_ENGINE_COUNT];
+	struct list_head entities_link;	/* in rdev->entity_clients while it has any */
 };
 
 int rbln_client_open(struct drm_device *drm, struct drm_file *file);
@@ -64,5 +74,11 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* rbln_job.c: cancel queued jobs, wait for running ones, forget the rest. */
 void rbln_client_drain_jobs(struct rbln_client *client);
+/* rbln_sched.c: its entity on @engine, made on first use (client->lock held). */
+struct rbln_engine;
+struct drm_sched_entity *rbln_client_entity(struct rbln_client *client,
+					    struct rbln_engine *engine);
+/* Its jobs drained: its entities go. */
+void rbln_client_entities_fini(struct rbln_client *client);
 
 #endif /* RBLN_CLIENT_H */

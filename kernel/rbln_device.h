@@ -21,16 +21,17 @@
 struct rbln_job;
 
 /*
- * One engine of one chiplet: a DRM GPU scheduler with one entity every file
- * submits through, so jobs run one at a time in submission order.
+ * One engine of one chiplet: a DRM GPU scheduler that runs one job at a time.
+ * Each file submits through an entity of its own (struct rbln_client), so its
+ * jobs run in its submission order, and a job waiting for its inputs holds up
+ * only its own file's later jobs.
  */
 struct rbln_engine {
 	enum drm_rbln_engine kind;
 	bool present;
 	struct rbln_chiplet *chiplet;
 	struct drm_gpu_scheduler sched;
-	struct drm_sched_entity entity;
-	bool sched_ready;		/* sched and entity initialised */
+	bool sched_ready;		/* sched initialised */
 	struct mutex submit_lock;	/* arm + push order; direct jobs */
 	atomic_t queued;		/* pushed to the scheduler, not ended */
 	atomic_t unfreed;		/* pushed, free_job not run yet */
@@ -86,6 +87,8 @@ struct rbln_device {
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: jobs end with -ENODEV */
 	wait_queue_head_t sched_idle;	/* an engine's last job was freed */
+	struct mutex entities_lock;	/* entity_clients, clients' entities */
+	struct list_head entity_clients;	/* files with scheduler entities */
 	struct mutex clients_lock;	/* clients, owner */
 	struct list_head clients;	/* open files (struct rbln_client) */
 	struct rbln_client *owner;	/* the file that acquired the device */

@@ -457,14 +457,18 @@ static bool rbln_job_writes(const struct rbln_job *job, const struct drm_gem_obj
 static int rbln_job_schedule(struct rbln_job *job)
 {
 	struct rbln_engine *engine = job->engine;
+	struct drm_sched_entity *entity;
 	struct drm_gem_object **objs;
 	struct ww_acquire_ctx ctx;
 	int ret, n = 0, i;
 
+	entity = rbln_client_entity(job->client, engine);
+	if (IS_ERR(entity))
+		return PTR_ERR(entity);
 	job->spare_fence = rbln_fence_alloc();
 	if (!job->spare_fence)
 		return -ENOMEM;
-	ret = rbln_sched_job_init(&job->base, &engine->entity, job->client, job->client->id);
+	ret = rbln_sched_job_init(&job->base, entity, job->client, job->client->id);
 	if (ret)
 		return ret;
 	job->scheduled = true;

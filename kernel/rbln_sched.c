@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Scheduler glue.  Each present engine of each chiplet has a DRM GPU
- * scheduler with a credit limit of one (the engine runs one job at a time)
- * and one entity all files submit through, so an engine's jobs run in the
- * order they were submitted.  run_job hands a job to the backend and returns
+ * scheduler with a credit limit of one (the engine runs one job at a time).
+ * Each file gets an entity on an engine with its first scheduled job there:
+ * its jobs run in the order it submitted them, and one file's job waiting for
+ * its inputs does not hold up other files.  run_job hands a job to the backend and returns
  * its hardware fence; the backend reports the end through rbln_hw_job_done().
  * A job still running after job_timeout_ms is the scheduler's timeout: the
  * engine is reset (TDR), the job ends with -ETIMEDOUT and the engine goes on
@@ -189,10 +190,67 @@ void rbln_sched_push(struct rbln_job *job)
 	drm_sched_entity_push_job(&job->base);
 }
 
+struct drm_sched_entity *rbln_client_entity(struct rbln_client *client,
+					    struct rbln_engine *engine)
+{
+	struct drm_sched_entity **slot = &client->entities[engine->chiplet->index][engine->kind];
+	struct rbln_device *rdev = engine->chiplet->rdev;
+	struct drm_gpu_scheduler *list[] = { &engine->sched };
+	struct drm_sched_entity *entity;
+	int ret;
+
+	/* SUBMIT is inside drm_dev_enter(): removal cannot be destroying entities. */
+	lockdep_assert_held(&client->lock);
+	if (*slot)
+		return *slot;
+	entity = kzalloc(sizeof(*entity), GFP_KERNEL_ACCOUNT);
+	if (!entity)
+		return ERR_PTR(-ENOMEM);
+	ret = drm_sched_entity_init(entity, DRM_SCHED_PRIORITY_NORMAL, list, 1, NULL);
+	if (ret) {
+		kfree(entity);
+		return ERR_PTR(ret);
+	}
+	mutex_lock(&rdev->entities_lock);
+	if (list_empty(&client->entities_link))
+		list_add_tail(&client->entities_link, &rdev->entity_clients);
+	*slot = entity;
+	mutex_unlock(&rdev->entities_lock);
+	return entity;
+}
+
+/* Queued jobs run (or end, if the device is going) first; entities_lock held. */
+static void rbln_client_entities_destroy(struct rbln_client *client)
+{
+	unsigned int i, kind;
+
+	lockdep_assert_held(&client->rdev->entities_lock);
+	for (i = 0; i < RBLN_MAX_CHIPLETS; i++) {
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
+			struct drm_sched_entity *entity = client->entities[i][kind];
+
+			if (!entity)
+				continue;
+			drm_sched_entity_destroy(entity);
+			kfree(entity);
+			client->entities[i][kind] = NULL;
+		}
+	}
+	list_del_init(&client->entities_link);
+}
+
+void rbln_client_entities_fini(struct rbln_client *client)
+{
+	struct rbln_device *rdev = client->rdev;
+
+	mutex_lock(&rdev->entities_lock);
+	rbln_client_entities_destroy(client);
+	mutex_unlock(&rdev->entities_lock);
+}
+
 static int rbln_engine_sched_init(struct rbln_engine *engine)
 {
 	struct rbln_device *rdev = engine->chiplet->rdev;
-	struct drm_gpu_scheduler *list[] = { &engine->sched };
 	const struct drm_sched_init_args args = {
 		.ops = &rbln_sched_ops,
 		RBLN_SCHED_INIT_NUM_RQS
@@ -206,11 +264,6 @@ static int rbln_engine_sched_init(struct rbln_engine *engine)
 	ret = drm_sched_init(&engine->sched, &args);
 	if (ret)
 		return ret;
-	ret = drm_sched_entity_init(&engine->entity, DRM_SCHED_PRIORITY_NORMAL, list, 1, NULL);
-	if (ret) {
-		drm_sched_fini(&engine->sched);
-		return ret;
-	}
 	engine->sched_ready = true;
 	return 0;
 }
@@ -221,6 +274,8 @@ int rbln_engines_init(struct rbln_device *rdev)
 	int ret;
 
 	init_waitqueue_head(&rdev->sched_idle);
+	mutex_init(&rdev->entities_lock);
+	INIT_LIST_HEAD(&rdev->entity_clients);
 	for (i = 0; i < rdev->nr_chiplets; i++) {
 		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
 			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
@@ -272,18 +327,25 @@ void rbln_engines_stop(struct rbln_device *rdev)
 	}
 }
 
-/* Queued jobs end with -ENODEV (run_job sees the device dying), then the schedulers go. */
+/*
+ * Queued jobs end with -ENODEV (run_job sees the device dying), then the
+ * schedulers go; the entities of files still open go before them.
+ */
 void rbln_engines_fini(struct rbln_device *rdev)
 {
+	struct rbln_client *client, *next;
 	unsigned int i, kind;
 
+	mutex_lock(&rdev->entities_lock);
+	list_for_each_entry_safe(client, next, &rdev->entity_clients, entities_link)
+		rbln_client_entities_destroy(client);
+	mutex_unlock(&rdev->entities_lock);
 	for (i = 0; i < rdev->nr_chiplets; i++) {
 		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
 			struct rbln_engine *engine = &rdev->chiplets[i].engines[kind];
 
 			if (!engine->sched_ready)
 				continue;
-			drm_sched_entity_destroy(&engine->entity);
 			/* free_job of every job has run: nothing is left pending. */
 			wait_event(rdev->sched_idle, !atomic_read(&engine->unfreed));
 			drm_sched_fini(&engine->sched);

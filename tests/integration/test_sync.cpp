@@ -314,6 +314,46 @@ TEST_F(Sync, SyncFileOfAJobWakesPoll)
 	free_buffer(fd_.get(), b);
 }
 
+// One file's job waiting for its input does not hold up another file's jobs on
+// the same engine: each file submits through a scheduler entity of its own.
+// (With one entity per engine, the other file's job waited behind it.)
+TEST_F(Sync, AJobWaitingForItsInputHoldsUpOnlyItsOwnFile)
+{
+	int fd = fd_.get();
+	JobTimeout timeout("20000");
+	Buffer a = make_buffer(fd, k4K, 0, 1), b = make_buffer(fd, k4K, 0, 1);
+	Buffer c = make_buffer(fd, k4K, 0, 0), d = make_buffer(fd, k4K, 0, 0);
+	ASSERT_EQ(debugfs_write(1, "hang", "1 neural_dma"), 0);
+	const uint32_t input = syncobj_create(fd);
+	uint64_t first = 0, waiting = 0, mine_after = 0;
+	ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 1, {{a.handle, b.handle, 0, 0, k4K}},
+			      {}, input, &first), 0);
+	ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{c.handle, d.handle, 0, 0, k4K}},
+			      {input}, 0, &waiting), 0);
+	ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{d.handle, c.handle, 0, 0, k4K}},
+			      {}, 0, &mine_after), 0);
+
+	Fd other = open_node(sim_device(1)->node);
+	Buffer e = make_buffer(other.get(), k4K, 0, 0), f = make_buffer(other.get(), k4K, 0, 0);
+	uint64_t theirs = 0;
+	ASSERT_EQ(submit_sync(other.get(), DRM_RBLN_ENGINE_TASK_DMA, 0,
+			      {{e.handle, f.handle, 0, 0, k4K}}, {}, 0, &theirs), 0);
+	EXPECT_EQ(wait_job(other.get(), theirs, 5'000'000'000), 0)
+		<< "another file's job waited behind this file's blocked one";
+	EXPECT_EQ(wait_job(fd, waiting, 0), ETIME) << "still waiting for its input";
+	EXPECT_EQ(wait_job(fd, mine_after, 0), ETIME) << "a file's own jobs keep their order";
+
+	ASSERT_EQ(debugfs_write(1, "hang", "1 neural_dma 0"), 0);
+	EXPECT_EQ(wait_job(fd, first), 0);
+	EXPECT_EQ(wait_job(fd, waiting), 0);
+	EXPECT_EQ(wait_job(fd, mine_after), 0);
+	syncobj_destroy(fd, input);
+	free_buffer(other.get(), e);
+	free_buffer(other.get(), f);
+	for (Buffer *buf : {&a, &b, &c, &d})
+		free_buffer(fd, *buf);
+}
+
 // GEM_CLOSE of buffers a running job uses: they go when the job ends.
 TEST_F(Sync, ClosingBusyBuffersFreesThemWhenTheJobEnds)
 {
