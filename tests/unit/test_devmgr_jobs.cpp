@@ -1,0 +1,37 @@
+// libdevmgr's job rules that need no device: how many jobs a job may wait
+// for, and syncobj deadlines.
+#include <cerrno>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "../../libdevmgr/src/job_state.h"
+#include "rbln_drm.h"
+
+using namespace std::chrono_literals;
+
+TEST(DevmgrJobs, AJobWaitsForAtMostTheDriversLimit)
+{
+	EXPECT_NO_THROW(rbln::detail::check_dependency_count("rbln:1", 0));
+	EXPECT_NO_THROW(rbln::detail::check_dependency_count("rbln:1", DRM_RBLN_MAX_IN_SYNCS));
+	try {
+		rbln::detail::check_dependency_count("rbln:1", DRM_RBLN_MAX_IN_SYNCS + 1);
+		ADD_FAILURE() << "65 dependencies accepted";
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), rbln::Errc::invalid_argument);
+		EXPECT_STREQ(e.what(), "rbln:1: a job may wait for at most 64 jobs, not 65; wait for some "
+				       "of them first");
+	}
+}
+
+TEST(DevmgrJobs, SyncobjDeadlinesAreAbsoluteAndSaturate)
+{
+	using rbln::detail::syncobj_deadline_ns;
+	constexpr int64_t max = std::numeric_limits<int64_t>::max();
+	EXPECT_EQ(syncobj_deadline_ns(1000, 0ns), 1000);
+	EXPECT_EQ(syncobj_deadline_ns(1000, 5s), 5'000'001'000);
+	EXPECT_EQ(syncobj_deadline_ns(1000, -3ms), 1000) << "a negative timeout polls";
+	EXPECT_EQ(syncobj_deadline_ns(1000, std::chrono::nanoseconds::max()), max);
+	EXPECT_EQ(syncobj_deadline_ns(max - 10, 11ns), max);
+	EXPECT_EQ(syncobj_deadline_ns(max - 10, 10ns), max);
+}
