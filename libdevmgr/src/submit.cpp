@@ -10,6 +10,8 @@
 
 namespace rbln {
 
+static_assert(RBLN_SUBMIT_MAX_AFTER == DRM_RBLN_MAX_IN_SYNCS);
+
 using detail::fail;
 
 namespace detail {

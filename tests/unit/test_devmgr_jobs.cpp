@@ -1,5 +1,5 @@
 // libdevmgr's job rules that need no device: how many jobs a job may wait
-// for, and syncobj deadlines.
+// for, syncobj deadlines, and the C ABI's argument checks.
 #include <cerrno>
 #include <limits>
 
@@ -22,6 +22,7 @@ TEST(DevmgrJobs, AJobWaitsForAtMostTheDriversLimit)
 		EXPECT_STREQ(e.what(), "rbln:1: a job may wait for at most 64 jobs, not 65; wait for some "
 				       "of them first");
 	}
+	EXPECT_EQ(RBLN_SUBMIT_MAX_AFTER, DRM_RBLN_MAX_IN_SYNCS) << "the C ABI states the same limit";
 }
 
 TEST(DevmgrJobs, SyncobjDeadlinesAreAbsoluteAndSaturate)
@@ -34,4 +35,19 @@ TEST(DevmgrJobs, SyncobjDeadlinesAreAbsoluteAndSaturate)
 	EXPECT_EQ(syncobj_deadline_ns(1000, std::chrono::nanoseconds::max()), max);
 	EXPECT_EQ(syncobj_deadline_ns(max - 10, 11ns), max);
 	EXPECT_EQ(syncobj_deadline_ns(max - 10, 10ns), max);
+}
+
+TEST(DevmgrJobs, CApiNamesTheBadArgument)
+{
+	rbln_job *out = nullptr;
+	EXPECT_EQ(rbln_submit_after(nullptr, RBLN_ENGINE_TASK_DMA, 0, nullptr, 0, nullptr, nullptr, 0,
+				    &out), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_STREQ(rbln_last_error(), "rbln_submit_after: device, copies or out is NULL");
+	EXPECT_EQ(rbln_submit(nullptr, RBLN_ENGINE_TASK_DMA, 0, nullptr, 0, nullptr, &out),
+		  RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_STREQ(rbln_last_error(), "rbln_submit: device, copies or out is NULL");
+	int fd = -1;
+	EXPECT_EQ(rbln_job_fd(nullptr, &fd), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_STREQ(rbln_last_error(), "rbln_job_fd: job or fd is NULL");
+	EXPECT_EQ(fd, -1);
 }

@@ -262,7 +262,7 @@ public:
 	// The same, and the job starts only once every job of @after has ended
 	// (they may be of other devices or open files); if one of them failed,
 	// this one fails with the same error without running.  At most
-	// DRM_RBLN_MAX_IN_SYNCS (64) jobs (else Errc::invalid_argument); a driver
+	// RBLN_SUBMIT_MAX_AFTER jobs (else Errc::invalid_argument); a driver
 	// without syncobjs (interface < 10) takes none (Errc::not_supported).
 	Job submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after);
