@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "device_state.h"
 
@@ -30,7 +29,7 @@ struct JobState {
 	}
 };
 
-// Throws Errc::invalid_argument unless a job of @device may wait for @count jobs.
-void check_dependency_count(const std::string &device, size_t count);
+// Throws Errc::invalid_argument unless a job of @dev may wait for @count jobs.
+void check_dependency_count(const DeviceState &dev, size_t count);
 
 } // namespace rbln::detail

@@ -16,11 +16,11 @@ using detail::fail;
 
 namespace detail {
 
-void check_dependency_count(const std::string &device, size_t count)
+void check_dependency_count(const DeviceState &dev, size_t count)
 {
 	if (count > DRM_RBLN_MAX_IN_SYNCS)
 		fail(EINVAL, fmt::format("{}: a job may wait for at most {} jobs, not {}; wait for some "
-					 "of them first", device, DRM_RBLN_MAX_IN_SYNCS, count));
+					 "of them first", dev.name(), DRM_RBLN_MAX_IN_SYNCS, count));
 }
 
 } // namespace detail
@@ -56,18 +56,11 @@ static std::string no_syncobjs(const detail::DeviceState &dev)
 // The in_syncs of a job: its dependencies' syncobjs.  Those of another open
 // file (another device, or this one opened again) travel as a sync_file into
 // a syncobj of this file, held until SUBMIT has taken the fence.
+// Nothing is allocated for dependencies that ended well inside SUBMIT.
 class InSyncs {
 public:
-	InSyncs(const detail::DeviceState &dev, std::span<const detail::JobState *const> deps)
-	{
-		syncs_.reserve(deps.size());
-		imported_.reserve(deps.size());
-		for (const detail::JobState *dep : deps)
-			add(dev, *dep);
-	}
 	const std::vector<drm_rbln_sync> &syncs() const { return syncs_; }
 
-private:
 	void add(const detail::DeviceState &dev, const detail::JobState &dep)
 	{
 		if (dep.ended && !dep.ended_status)
@@ -94,6 +87,7 @@ private:
 		imported_.push_back(std::move(local));
 	}
 
+private:
 	std::vector<drm_rbln_sync> syncs_;
 	std::vector<detail::PooledSyncobj> imported_;	// given back when SUBMIT is done
 };
@@ -107,17 +101,16 @@ Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies
 Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after)
 {
-	detail::check_dependency_count(name(), after.size());
+	detail::check_dependency_count(*state_, after.size());
 	if (!after.empty() && !state_->has_syncobjs())
 		fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; wait() for "
 					     "them before submitting", name(), no_syncobjs(*state_)));
-	std::vector<const detail::JobState *> deps;
-	deps.reserve(after.size());
+	InSyncs in;
 	for (size_t i = 0; i < after.size(); i++) {
 		if (!after[i].state_)
 			fail(EINVAL, fmt::format("{}: dependency {} of {} is a moved-from Job", name(), i,
 						 after.size()));
-		deps.push_back(after[i].state_.get());
+		in.add(*state_, *after[i].state_);
 	}
 
 	std::vector<drm_rbln_copy> descs;
@@ -127,7 +120,6 @@ Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies
 	std::string label_z(label.substr(0, DRM_RBLN_LABEL_MAX - 1));
 	// Allocated first: once SUBMIT succeeded, nothing may fail.
 	auto job = std::make_shared<detail::JobState>();
-	InSyncs in(*state_, deps);
 	std::optional<detail::PooledSyncobj> out;
 	if (state_->has_syncobjs())
 		out.emplace(*state_);

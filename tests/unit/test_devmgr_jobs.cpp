@@ -12,10 +12,12 @@ using namespace std::chrono_literals;
 
 TEST(DevmgrJobs, AJobWaitsForAtMostTheDriversLimit)
 {
-	EXPECT_NO_THROW(rbln::detail::check_dependency_count("rbln:1", 0));
-	EXPECT_NO_THROW(rbln::detail::check_dependency_count("rbln:1", DRM_RBLN_MAX_IN_SYNCS));
+	rbln::detail::DeviceState dev;	// not opened: only its name is used
+	dev.info.index = 1;
+	EXPECT_NO_THROW(rbln::detail::check_dependency_count(dev, 0));
+	EXPECT_NO_THROW(rbln::detail::check_dependency_count(dev, DRM_RBLN_MAX_IN_SYNCS));
 	try {
-		rbln::detail::check_dependency_count("rbln:1", DRM_RBLN_MAX_IN_SYNCS + 1);
+		rbln::detail::check_dependency_count(dev, DRM_RBLN_MAX_IN_SYNCS + 1);
 		ADD_FAILURE() << "65 dependencies accepted";
 	} catch (const rbln::Error &e) {
 		EXPECT_EQ(e.code(), rbln::Errc::invalid_argument);
