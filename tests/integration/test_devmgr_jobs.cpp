@@ -3,6 +3,7 @@
 // all, a job waiting for a job of another device or open file, a job's fd
 // waking poll(), the C ABI's forms, and failures SUBMIT reports itself.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -288,6 +289,44 @@ TEST(DevmgrJobs, FailureReportedBySubmitIsThrownOnce)
 	// A dependency that succeeded inside SUBMIT costs nothing and holds nothing.
 	auto ok = dev.submit(Engine::task_dma, 0, {{a, b, 0, 0, k4K}});
 	dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, k4K}}, {}, {ok, ok}).wait(10s);
+}
+
+// One Device from several threads: jobs, their dependencies and the syncobj
+// pool they share.
+TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
+{
+	auto dev = rbln::Device::open(1);
+	const uint64_t baseline = dev.memory().used;
+	{
+		constexpr uint64_t kSize = 128 << 10;	// too big to end inside SUBMIT
+		std::vector<std::thread> threads;
+		std::atomic<int> failures{0};
+		for (uint32_t chiplet = 0; chiplet < 4; chiplet++)
+			threads.emplace_back([&, chiplet] {
+				auto a = dev.allocate(kSize, Placement::on_chiplet(chiplet));
+				auto b = dev.allocate(kSize, Placement::on_chiplet(chiplet));
+				auto c = dev.allocate(kSize, Placement::on_chiplet(chiplet));
+				try {
+					for (int i = 0; i < 50; i++) {
+						std::ranges::fill(a.map(), std::byte(i + chiplet));
+						const uint64_t size = i % 2 ? kSize : k4K;
+						auto first = dev.submit(Engine::neural_dma, chiplet,
+									{{a, b, 0, 0, size}});
+						dev.submit(Engine::device_hdma, chiplet, {{b, c, 0, 0, size}}, {},
+							   {first}).wait(10s);
+						if (c.map()[size - 1] != std::byte(i + chiplet))
+							failures++;
+					}
+				} catch (const rbln::Error &e) {
+					ADD_FAILURE() << e.what();
+					failures++;
+				}
+			});
+		for (auto &t : threads)
+			t.join();
+		EXPECT_EQ(failures, 0);
+	}
+	EXPECT_EQ(dev.memory().used, baseline);
 }
 
 TEST(DevmgrJobs, TooManyDependenciesNameTheLimit)
