@@ -27,6 +27,36 @@ using rbln::capi::guarded;
 using rbln::capi::invalid;
 using rbln::capi::size_ok;
 
+// rbln_submit and rbln_submit_after; @fn names the one called in messages.
+static rbln_status submit(const char *fn, rbln_device *device, rbln_engine engine, uint32_t chiplet,
+			  const rbln_copy *copies, size_t count, const char *label,
+			  const rbln_job *const *after, size_t after_count, rbln_job **out)
+{
+	if (!device || !out || (!copies && count))
+		return invalid(fmt::format("{}: device, copies or out is NULL", fn).c_str());
+	if (!after && after_count)
+		return invalid(fmt::format("{}: after is NULL but after_count is {}", fn, after_count).c_str());
+	for (size_t i = 0; i < count; i++)
+		if (!copies[i].src || !copies[i].dst)
+			return invalid(fmt::format("{}: copies[{}] has a NULL buffer", fn, i).c_str());
+	for (size_t i = 0; i < after_count; i++)
+		if (!after[i])
+			return invalid(fmt::format("{}: after[{}] is NULL", fn, i).c_str());
+	return guarded([&] {
+		std::vector<rbln::Copy> list;
+		list.reserve(count);
+		for (size_t i = 0; i < count; i++)
+			list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
+					copies[i].dst_offset, copies[i].size});
+		std::vector<rbln::Job> deps;
+		deps.reserve(after_count);
+		for (size_t i = 0; i < after_count; i++)
+			deps.push_back(after[i]->job);
+		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet, list,
+							   label ? label : "", deps)};
+	});
+}
+
 extern "C" {
 
 const char *rbln_library_version(void)
@@ -167,20 +197,15 @@ rbln_status rbln_buffer_export(const rbln_buffer *buffer, int *dmabuf_fd)
 rbln_status rbln_submit(rbln_device *device, rbln_engine engine, uint32_t chiplet,
 			const rbln_copy *copies, size_t count, const char *label, rbln_job **out)
 {
-	if (!device || !out || (!copies && count))
-		return invalid("rbln_submit: device, copies or out is NULL");
-	for (size_t i = 0; i < count; i++)
-		if (!copies[i].src || !copies[i].dst)
-			return invalid("rbln_submit: a copy has a NULL buffer");
-	return guarded([&] {
-		std::vector<rbln::Copy> list;
-		list.reserve(count);
-		for (size_t i = 0; i < count; i++)
-			list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
-					copies[i].dst_offset, copies[i].size});
-		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet, list,
-							   label ? label : "")};
-	});
+	return submit("rbln_submit", device, engine, chiplet, copies, count, label, nullptr, 0, out);
+}
+
+rbln_status rbln_submit_after(rbln_device *device, rbln_engine engine, uint32_t chiplet,
+			      const rbln_copy *copies, size_t count, const char *label,
+			      const rbln_job *const *after, size_t after_count, rbln_job **out)
+{
+	return submit("rbln_submit_after", device, engine, chiplet, copies, count, label, after,
+		      after_count, out);
 }
 
 rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns)
@@ -188,6 +213,13 @@ rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns)
 	if (!job)
 		return invalid("rbln_job_wait: job is NULL");
 	return guarded([&] { job->job.wait(std::chrono::nanoseconds(timeout_ns)); });
+}
+
+rbln_status rbln_job_fd(const rbln_job *job, int *fd)
+{
+	if (!job || !fd)
+		return invalid("rbln_job_fd: job or fd is NULL");
+	return guarded([&] { *fd = job->job.fd(); });
 }
 
 uint64_t rbln_job_seqno(const rbln_job *job)

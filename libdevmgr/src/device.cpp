@@ -22,8 +22,21 @@ namespace detail {
 
 DeviceState::~DeviceState()
 {
-	if (fd >= 0)
-		::close(fd);
+	if (fd < 0)
+		return;
+	// Closing the file would free them too, but not while a dup() of it lives.
+	syncobjs.clear(*this);
+	::close(fd);
+}
+
+bool DeviceState::has_syncobjs() const
+{
+	return info.capabilities & DRM_RBLN_CAP_SYNCOBJ;
+}
+
+bool DeviceState::reports_end() const
+{
+	return uapi_version >= 11;
 }
 
 int DeviceState::ioctl(unsigned long request, void *arg) const
@@ -88,6 +101,7 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 		.driver_version = di.driver_version,
 		.node = path,
 	};
+	state->uapi_version = di.uapi_version;
 	detail::check_device_abi(*state);
 	return state;
 }

@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 
 #include "rbln/devmgr.hpp"
+#include "syncobj.h"
 
 namespace rbln::detail {
 
 struct DeviceState {
 	int fd = -1;
 	DeviceInfo info;
+	uint32_t uapi_version = 0;	// the driver's interface version (0: it did not say)
+	mutable SyncobjPool syncobjs;	// of jobs, when the driver has them
 
 	DeviceState() = default;
 	DeviceState(const DeviceState &) = delete;
@@ -22,6 +25,10 @@ struct DeviceState {
 	// ioctl() retried on EINTR; 0 or the errno.
 	int ioctl(unsigned long request, void *arg) const;
 	std::string name() const { return fmt::format("rbln:{}", info.index); }
+	// SUBMIT's in_syncs/out_sync (interface 10, DRM_RBLN_CAP_SYNCOBJ).
+	bool has_syncobjs() const;
+	// SUBMIT's REPORT_END (interface 11).
+	bool reports_end() const;
 };
 
 [[noreturn]] void fail(int err, const std::string &message);

@@ -1,61 +1,14 @@
-// DMA jobs: submit copies, wait for them, and explain failures.
+// Jobs: waiting for them through their syncobj, polling them through a
+// sync_file, and explaining their failures.
+#include <algorithm>
 #include <cerrno>
-#include <climits>
-#include <vector>
 
-#include <sys/ioctl.h>
-
-#include "device_state.h"
+#include "job_state.h"
 #include "rbln_drm.h"
 
 namespace rbln {
 
 using detail::fail;
-
-static std::string submit_hint(int err, const Device &dev, Engine engine)
-{
-	switch (err) {
-	case EINVAL:
-		return fmt::format("a copy is out of its buffers' range, has size 0, or is not allowed "
-				   "for {} (External HDMA: host <-> chiplet 0; Neural DMA and Device "
-				   "HDMA: within the chiplet; Task DMA: device memory touching the "
-				   "chiplet); {} has chiplets 0..{}",
-				   detail::engine_name(engine), dev.info().name,
-				   dev.info().chiplet_count - 1);
-	case ENOENT:
-		return "a buffer does not belong to this device handle";
-	case EAGAIN:
-		return fmt::format("{} jobs are already in flight; wait for one first",
-				   DRM_RBLN_MAX_INFLIGHT);
-	case ENODEV:
-		return "the chiplet is down or the device was removed";
-	default:
-		return detail::errno_text(err);
-	}
-}
-
-Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
-		   std::string_view label)
-{
-	std::vector<drm_rbln_copy> descs;
-	descs.reserve(copies.size());
-	for (const Copy &c : copies)
-		descs.push_back({c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size});
-	std::string label_z(label.substr(0, DRM_RBLN_LABEL_MAX - 1));
-
-	drm_rbln_submit args{};
-	args.engine = uint32_t(engine);
-	args.chiplet = chiplet;
-	args.copies = reinterpret_cast<uintptr_t>(descs.data());
-	args.copy_count = uint32_t(descs.size());
-	args.copy_size = sizeof(drm_rbln_copy);
-	args.label = label.empty() ? 0 : reinterpret_cast<uintptr_t>(label_z.c_str());
-	if (int err = state_->ioctl(DRM_IOCTL_RBLN_SUBMIT, &args))
-		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {} refused: {}", name(),
-				      descs.size(), descs.size() == 1 ? "y" : "ies", chiplet,
-				      detail::engine_name(engine), submit_hint(err, *this, engine)));
-	return Job(state_, args.seqno, engine, chiplet);
-}
 
 static std::string job_failure(int status)
 {
@@ -75,21 +28,44 @@ static std::string job_failure(int status)
 	}
 }
 
+[[noreturn]] static void fail_job(const detail::JobState &job, Engine engine, uint32_t chiplet,
+				  int status)
+{
+	fail(-status, fmt::format("{}: job {} on chiplet {} {} failed: {}{}", job.dev->name(), job.seqno,
+				  chiplet, detail::engine_name(engine), job_failure(status),
+				  job.waits_for_jobs ? " (here, or in a job it waited for)" : ""));
+}
+
 bool Job::wait_for(std::chrono::nanoseconds timeout) const
 {
+	detail::JobState &job = *state_;
+	if (job.ended) {
+		if (job.ended_status && !job.failure_reported.exchange(true))
+			fail_job(job, engine_, chiplet_, job.ended_status);
+		return true;
+	}
+	if (job.syncobj) {
+		int err = detail::syncobj_wait(*job.dev, job.syncobj, timeout);
+		if (err == ETIME)
+			return false;
+		if (err)
+			fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno_,
+					      detail::errno_text(err)));
+		// It has ended: WAIT only fetches its status (a syncobj carries none),
+		// and returns once its buffers were let go.
+		timeout = std::chrono::nanoseconds(0);
+	}
 	drm_rbln_wait args{};
 	args.seqno = seqno_;
 	args.timeout_ns = std::max<int64_t>(0, timeout.count());
-	int err = dev_->ioctl(DRM_IOCTL_RBLN_WAIT, &args);
+	int err = job.dev->ioctl(DRM_IOCTL_RBLN_WAIT, &args);
 	if (err == ETIME)
 		return false;
 	if (err)
-		fail(err, fmt::format("{}: cannot wait for job {}: {}", dev_->name(), seqno_,
+		fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno_,
 				      detail::errno_text(err)));
 	if (args.status)
-		fail(-args.status, fmt::format("{}: job {} on chiplet {} {} failed: {}", dev_->name(),
-					       seqno_, chiplet_, detail::engine_name(engine_),
-					       job_failure(args.status)));
+		fail_job(job, engine_, chiplet_, args.status);
 	return true;
 }
 
@@ -97,13 +73,28 @@ void Job::wait(std::chrono::nanoseconds timeout) const
 {
 	if (!wait_for(timeout))
 		fail(ETIME, fmt::format("{}: job {} on chiplet {} {} still running after {} ms",
-					dev_->name(), seqno_, chiplet_, detail::engine_name(engine_),
+					state_->dev->name(), seqno_, chiplet_, detail::engine_name(engine_),
 					std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
 }
 
 bool Job::done() const
 {
 	return wait_for(std::chrono::nanoseconds(0));
+}
+
+int Job::fd() const
+{
+	const detail::JobState &job = *state_;
+	if (!job.syncobj)
+		fail(EOPNOTSUPP, fmt::format("{}: job {} has no fence to poll: rbln.ko {} implements "
+					     "interface {}; job fds need 10 or later (syncobjs)",
+					     job.dev->name(), seqno_, job.dev->info.driver_version,
+					     job.dev->uapi_version));
+	int fd = detail::syncobj_export_sync_file(*job.dev, job.syncobj);
+	if (fd < 0)
+		fail(-fd, fmt::format("{}: cannot export job {} as a sync_file: {}", job.dev->name(),
+				      seqno_, detail::errno_text(-fd)));
+	return fd;
 }
 
 } // namespace rbln

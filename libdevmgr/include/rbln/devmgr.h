@@ -139,6 +139,27 @@ RBLN_API uint64_t rbln_job_seqno(const rbln_job *job);
 /* Forgets the handle; the job itself runs to completion. */
 RBLN_API void rbln_job_free(rbln_job *job);
 
+/* Most jobs one job may wait for (rbln_submit_after). */
+#define RBLN_SUBMIT_MAX_AFTER	64
+
+/*
+ * As rbln_submit, but the job starts only once the @after_count jobs of
+ * @after have ended; they may be of other devices.  If one of them failed,
+ * this job fails with the same status without running.  More than
+ * RBLN_SUBMIT_MAX_AFTER: RBLN_ERR_INVALID_ARGUMENT; a driver without
+ * syncobjs (interface < 10): RBLN_ERR_NOT_SUPPORTED.
+ */
+RBLN_API rbln_status rbln_submit_after(rbln_device *device, rbln_engine engine, uint32_t chiplet,
+				       const rbln_copy *copies, size_t count, const char *label,
+				       const rbln_job *const *after, size_t after_count,
+				       rbln_job **out);
+/*
+ * A new sync_file fd for the job, which the caller closes: poll() and epoll
+ * report POLLIN once the job has ended, successfully or not (rbln_job_wait
+ * then gives its result).  RBLN_ERR_NOT_SUPPORTED on drivers without syncobjs.
+ */
+RBLN_API rbln_status rbln_job_fd(const rbln_job *job, int *fd);
+
 /* ---- Finding NPUs and this process's logical devices ---- */
 
 typedef struct rbln_npu_info {

@@ -8,6 +8,9 @@
 //   dev.submit(rbln::Engine::external_hdma, 0, {{host, vram, 0, 0, 1 << 20}}, "upload")
 //       .wait();
 //
+// Jobs can wait for other jobs, of this device or another, without a round
+// trip through the caller: dev.submit(engine, chiplet, copies, label, {job1, job2}).
+//
 // Failures throw rbln::Error, whose code() is a stable rbln::Errc (the C
 // API's rbln_status) and whose what() names the device, size and cause.
 #pragma once
@@ -26,7 +29,9 @@
 #include "devmgr.h"
 
 namespace rbln::detail {
-struct DeviceState;	// internal: declared before the exported part so it stays hidden
+// internal: declared before the exported part so they stay hidden
+struct DeviceState;
+struct JobState;
 }
 
 // The C++ API is exported (the library builds with -fvisibility=hidden).
@@ -185,6 +190,8 @@ struct Copy {
 	uint64_t size;
 };
 
+// A submitted job.  Copies share it and are cheap; the job runs to its end
+// whether or not any copy is left.
 class Job {
 public:
 	uint64_t seqno() const { return seqno_; }
@@ -194,14 +201,20 @@ public:
 	void wait(std::chrono::nanoseconds timeout = std::chrono::seconds(60)) const;
 	// True once finished successfully; throws if it failed.
 	bool done() const;
+	// A new sync_file fd for the job (the caller closes it): poll() and epoll
+	// report POLLIN once the job has ended, successfully or not.  Throws
+	// Errc::not_supported on drivers without syncobjs (interface < 10).
+	int fd() const;
 
 private:
 	friend class Device;
-	Job(std::shared_ptr<detail::DeviceState> dev, uint64_t seqno, Engine engine, uint32_t chiplet)
-		: dev_(std::move(dev)), seqno_(seqno), engine_(engine), chiplet_(chiplet) {}
+	Job(std::shared_ptr<detail::JobState> state, uint64_t seqno, Engine engine, uint32_t chiplet)
+		: state_(std::move(state)), seqno_(seqno), engine_(engine), chiplet_(chiplet) {}
 	// Waits; returns false on timeout, throws if the job failed.
 	bool wait_for(std::chrono::nanoseconds timeout) const;
-	std::shared_ptr<detail::DeviceState> dev_;
+	// The layout of the first release (a shared_ptr, then these), which
+	// binaries built against it have inlined.
+	std::shared_ptr<detail::JobState> state_;
 	uint64_t seqno_;
 	Engine engine_;
 	uint32_t chiplet_;
@@ -243,12 +256,38 @@ public:
 	// A dma-buf from another device or process.  The kernel gives one handle
 	// per buffer and file: import a given dma-buf once per Device.
 	Buffer import(int dmabuf_fd);
+	// Queues copies on one engine of one chiplet.
 	Job submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label = {});
+	// The same, and the job starts only once every job of @after has ended
+	// (they may be of other devices or open files); if one of them failed,
+	// this one fails with the same error without running.  At most
+	// RBLN_SUBMIT_MAX_AFTER jobs (else Errc::invalid_argument); a driver
+	// without syncobjs (interface < 10) takes none (Errc::not_supported).
+	Job submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
+		   std::string_view label, std::span<const Job> after);
 	Job submit(Engine engine, uint32_t chiplet, std::initializer_list<Copy> copies,
 		   std::string_view label = {})
 	{
 		return submit(engine, chiplet, std::span<const Copy>(copies.begin(), copies.size()), label);
+	}
+	Job submit(Engine engine, uint32_t chiplet, std::initializer_list<Copy> copies,
+		   std::string_view label, std::span<const Job> after)
+	{
+		return submit(engine, chiplet, std::span<const Copy>(copies.begin(), copies.size()), label,
+			      after);
+	}
+	Job submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
+		   std::string_view label, std::initializer_list<Job> after)
+	{
+		return submit(engine, chiplet, copies, label,
+			      std::span<const Job>(after.begin(), after.size()));
+	}
+	Job submit(Engine engine, uint32_t chiplet, std::initializer_list<Copy> copies,
+		   std::string_view label, std::initializer_list<Job> after)
+	{
+		return submit(engine, chiplet, std::span<const Copy>(copies.begin(), copies.size()), label,
+			      std::span<const Job>(after.begin(), after.size()));
 	}
 
 private:
