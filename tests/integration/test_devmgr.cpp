@@ -11,27 +11,16 @@
 #include <gtest/gtest.h>
 
 #include "rbln/devmgr.hpp"
+#include "devmgr_error_of.h"
 #include "rbln_test_util.h"
 
 using namespace std::chrono_literals;
 
+using rbln::test::error_of;
+
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-
-// Runs @f, expects an rbln::Error with @code, returns its message.
-template <typename F>
-std::string error_of(F &&f, rbln::Errc code)
-{
-	try {
-		f();
-	} catch (const rbln::Error &e) {
-		EXPECT_EQ(e.code(), code) << e.what();
-		return e.what();
-	}
-	ADD_FAILURE() << "no error thrown";
-	return {};
-}
 
 } // namespace
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "rbln/devmgr.hpp"
+#include "devmgr_error_of.h"
 #include "rbln_test_util.h"
 
 using namespace std::chrono_literals;
@@ -24,23 +25,11 @@ using rbln::Errc;
 using rbln::Placement;
 using rbln::test::debugfs_write;
 
+using rbln::test::error_of;
+
 namespace {
 
 constexpr uint64_t k4K = 4096;
-
-// Runs @f, expects an rbln::Error with @code, returns its message.
-template <typename F>
-std::string error_of(F &&f, Errc code)
-{
-	try {
-		f();
-	} catch (const rbln::Error &e) {
-		EXPECT_EQ(e.code(), code) << e.what();
-		return e.what();
-	}
-	ADD_FAILURE() << "no error thrown";
-	return {};
-}
 
 bool contains(const std::string &text, const std::string &part)
 {
