@@ -266,13 +266,18 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	}
 	test_and_set_bit(0, &job->ended);
 	rbln_job_account_end(job, status);
-	rbln_job_drop_buffers(job);
 	mutex_unlock(&engine->submit_lock);
-	/* Its fence, for out_sync: signalled, with the error if it failed. */
-	if (status)
-		job->done = rbln_fence_create_failed(status);
-	if (!job->done)
-		job->done = dma_fence_get_stub();
+	/*
+	 * Not under submit_lock: the last reference to an imported buffer takes
+	 * its dma-buf's reservation lock, which SUBMIT holds around submit_lock.
+	 */
+	rbln_job_drop_buffers(job);
+	/*
+	 * Its fence, for out_sync: signalled, with the error if it failed (NULL
+	 * if that fence could not be made: SUBMIT fails then, as a success
+	 * fence would let dependent jobs run on bad input).
+	 */
+	job->done = status ? rbln_fence_create_failed(status) : dma_fence_get_stub();
 	return true;
 }
 
@@ -531,6 +536,8 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 		return -EAGAIN;
 	rbln_job_trace(job, trace_rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
+		if (!job->done)
+			return -ENOMEM;
 		*ended = report;
 		/* Done already; only an unreported failure needs remembering for WAIT. */
 		return job->status && !report ? rbln_job_remember(client, job) : 0;

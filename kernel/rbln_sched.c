@@ -123,6 +123,27 @@ static void rbln_engine_timeout_event(struct rbln_job *job)
 		 READ_ONCE(job_timeout_ms));
 }
 
+/*
+ * drm_sched_stop() took the hardware fences off the pending jobs.  Given back
+ * (signalled by now, or when the job ends), the restart ends each job with
+ * its own fence's result instead of -ECANCELED: the timed-out one with
+ * -ETIMEDOUT, and one that is still running (after a finished job whose
+ * free_job came late) when it really ends.
+ */
+static void rbln_sched_restore_parents(struct drm_gpu_scheduler *sched)
+{
+	struct drm_sched_job *sched_job;
+
+	spin_lock(&sched->job_list_lock);
+	list_for_each_entry(sched_job, &sched->pending_list, list) {
+		struct rbln_job *job = to_rbln_job(sched_job);
+
+		if (!sched_job->s_fence->parent && job->hw_fence)
+			sched_job->s_fence->parent = dma_fence_get(job->hw_fence);
+	}
+	spin_unlock(&sched->job_list_lock);
+}
+
 /* TDR: the engine's job ran too long; reset the engine and go on. */
 static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sched_job)
 {
@@ -141,17 +162,12 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 		rbln_engine_clear_active(engine, job);
 		if (rbln_job_claim_end(job)) {
 			atomic_inc(&engine->resets);
-			rbln_engine_timeout_event(job);
 			rbln_job_end(job, -ETIMEDOUT);
+			/* After the signal: the event allocates (fence-signalling rules). */
+			rbln_engine_timeout_event(job);
 		}
 	}
-	/*
-	 * The stop took the hardware fence off the job; given back (signalled
-	 * by now or soon), the restart ends the job with that fence's error
-	 * instead of -ECANCELED, so jobs waiting for it see -ETIMEDOUT.
-	 */
-	if (!sched_job->s_fence->parent && job->hw_fence)
-		sched_job->s_fence->parent = dma_fence_get(job->hw_fence);
+	rbln_sched_restore_parents(&engine->sched);
 	rbln_sched_start(&engine->sched);
 	return RBLN_SCHED_STAT_RESET;
 }
@@ -232,6 +248,11 @@ static void rbln_client_entities_destroy(struct rbln_client *client)
 			if (!entity)
 				continue;
 			drm_sched_entity_destroy(entity);
+			/*
+			 * 6.1's scheduler thread signals entity_idle after run_job,
+			 * which may be after the destroy saw the queue empty.
+			 */
+			wait_for_completion(&entity->entity_idle);
 			kfree(entity);
 			client->entities[i][kind] = NULL;
 		}
@@ -317,12 +338,15 @@ void rbln_engines_stop(struct rbln_device *rdev)
 			spin_lock(&engine->active_lock);
 			job = engine->active;
 			engine->active = NULL;
+			if (job)
+				kref_get(&job->ref);	/* its end may be reported meanwhile */
 			spin_unlock(&engine->active_lock);
 			if (!job)
 				continue;
 			rdev->hw->engine_reset(rdev, i, kind);
 			if (rbln_job_claim_end(job))
 				rbln_job_end(job, -ENODEV);
+			rbln_job_put(job);
 		}
 	}
 }
