@@ -4,11 +4,11 @@
  * scheduler with a credit limit of one (the engine runs one job at a time).
  * Each file gets an entity on an engine with its first scheduled job there:
  * its jobs run in the order it submitted them, and one file's job waiting for
- * its inputs does not hold up other files.  run_job hands a job to the backend and returns
- * its hardware fence; the backend reports the end through rbln_hw_job_done().
- * A job still running after job_timeout_ms is the scheduler's timeout: the
- * engine is reset (TDR), the job ends with -ETIMEDOUT and the engine goes on
- * with the next one.
+ * its inputs does not hold up other files.  run_job hands a job to the
+ * backend and returns its hardware fence; the backend reports the end
+ * through rbln_hw_job_done().  A job still running after job_timeout_ms is
+ * the scheduler's timeout: the engine is reset (TDR), the job ends with
+ * -ETIMEDOUT and the engine goes on with the next one.
  */
 #include <linux/dma-fence.h>
 #include <linux/moduleparam.h>

@@ -15,6 +15,13 @@ namespace rbln::detail {
 // beyond that, handles go back to the kernel.
 static constexpr size_t kMaxFree = DRM_RBLN_MAX_INFLIGHT;
 
+static void destroy_syncobj(const DeviceState &dev, uint32_t handle) noexcept
+{
+	drm_syncobj_destroy args{};
+	args.handle = handle;
+	dev.ioctl(DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
 uint32_t SyncobjPool::take(const DeviceState &dev)
 {
 	{
@@ -45,19 +52,14 @@ void SyncobjPool::give_back(const DeviceState &dev, uint32_t handle) noexcept
 			}
 		}
 	}
-	drm_syncobj_destroy args{};
-	args.handle = handle;
-	dev.ioctl(DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+	destroy_syncobj(dev, handle);
 }
 
 void SyncobjPool::clear(const DeviceState &dev) noexcept
 {
 	std::lock_guard lock(mutex_);
-	for (uint32_t handle : free_) {
-		drm_syncobj_destroy args{};
-		args.handle = handle;
-		dev.ioctl(DRM_IOCTL_SYNCOBJ_DESTROY, &args);
-	}
+	for (uint32_t handle : free_)
+		destroy_syncobj(dev, handle);
 	free_.clear();
 }
 
