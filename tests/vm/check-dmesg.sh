@@ -29,9 +29,10 @@ drop_injected() {
 # cpu_detect (which also turns lockdep off for that boot).  They are printed,
 # not hidden.
 boot=$(grep -n -m1 'Run /init as init process\|Run /sbin/init as init process' "$log" | cut -d: -f1)
-if [ -n "$boot" ] && head -n "$boot" "$log" | grep -E -q "$pattern"; then
+early=$([ -z "$boot" ] || head -n "$boot" "$log" | grep -E -n "$pattern" | grep -E -v "$banners" | head -5)
+if [ -n "$early" ]; then
 	echo "check-dmesg: note: reports from the kernel's boot, before init (not counted):" >&2
-	head -n "$boot" "$log" | grep -E -n "$pattern" | grep -E -v "$banners" | head -5 >&2
+	echo "$early" >&2
 fi
 if drop_injected < "$log" | tail -n +"${boot:-1}" | grep -E -n "$pattern" | grep -E -v "$banners"; then
 	exit 1
