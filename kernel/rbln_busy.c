@@ -21,24 +21,35 @@ void rbln_busy_init(struct rbln_busy *busy)
 	busy->utilization = 0;
 }
 
-void rbln_busy_begin(struct rbln_busy *busy)
+/*
+ * Begin and end return the time they read, so a job's own figures need no
+ * clock read of their own.  Read under the lock: the busy intervals and the
+ * totals readers see then follow the lock's order.
+ */
+u64 rbln_busy_begin(struct rbln_busy *busy)
 {
 	unsigned long flags;
+	u64 now;
 
 	spin_lock_irqsave(&busy->lock, flags);
+	now = ktime_get_ns();
 	if (busy->active++ == 0)
-		busy->active_since_ns = ktime_get_ns();
+		busy->active_since_ns = now;
 	spin_unlock_irqrestore(&busy->lock, flags);
+	return now;
 }
 
-void rbln_busy_end(struct rbln_busy *busy)
+u64 rbln_busy_end(struct rbln_busy *busy)
 {
 	unsigned long flags;
+	u64 now;
 
 	spin_lock_irqsave(&busy->lock, flags);
+	now = ktime_get_ns();
 	if (!WARN_ON_ONCE(busy->active == 0) && --busy->active == 0)
-		busy->total_ns += ktime_get_ns() - busy->active_since_ns;
+		busy->total_ns += now - busy->active_since_ns;
 	spin_unlock_irqrestore(&busy->lock, flags);
+	return now;
 }
 
 static u64 rbln_busy_total_locked(const struct rbln_busy *busy, u64 now)

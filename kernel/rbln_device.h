@@ -114,8 +114,8 @@ const char *rbln_engine_name(enum drm_rbln_engine kind);
 
 /* rbln_busy.c */
 void rbln_busy_init(struct rbln_busy *busy);
-void rbln_busy_begin(struct rbln_busy *busy);
-void rbln_busy_end(struct rbln_busy *busy);
+u64 rbln_busy_begin(struct rbln_busy *busy);
+u64 rbln_busy_end(struct rbln_busy *busy);
 u64 rbln_busy_total_ns(struct rbln_busy *busy);
 u32 rbln_busy_utilization(struct rbln_busy *busy);
 

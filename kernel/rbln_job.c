@@ -90,8 +90,10 @@ static void rbln_job_release(struct kref *ref)
 	dma_fence_put(job->hw_fence);
 	dma_fence_put(job->done);
 	rbln_fence_free_unstarted(job->spare_fence);
-	kvfree(job->bos);
-	kvfree(job->copies);
+	if (job->bos != job->bos_inline)
+		kvfree(job->bos);
+	if (job->copies != &job->copy_inline)
+		kvfree(job->copies);
 	rbln_client_put(job->client);
 	kfree(job);
 	drm_dev_put(drm);		/* the device outlives its jobs */
@@ -171,9 +173,8 @@ static void rbln_job_trace(struct rbln_job *job,
 void rbln_job_begin(struct rbln_job *job)
 {
 	job->started = true;
-	job->start_ns = ktime_get_ns();
+	job->start_ns = rbln_busy_begin(&job->engine->chiplet->rdev->busy);
 	rbln_job_trace(job, trace_rbln_job_start);
-	rbln_busy_begin(&job->engine->chiplet->rdev->busy);
 }
 
 bool rbln_job_claim_end(struct rbln_job *job)
@@ -185,14 +186,14 @@ bool rbln_job_claim_end(struct rbln_job *job)
 static void rbln_job_account_end(struct rbln_job *job, int status)
 {
 	struct rbln_engine *engine = job->engine;
-	u64 busy;
+	u64 now, busy;
 
 	job->status = status;
 	if (!job->started)
 		return;
-	rbln_busy_end(&engine->chiplet->rdev->busy);
+	now = rbln_busy_end(&engine->chiplet->rdev->busy);
 	rbln_job_trace(job, trace_rbln_job_complete);
-	busy = ktime_get_ns() - job->start_ns;
+	busy = now - job->start_ns;
 	atomic64_add(busy, &engine->busy_ns);
 	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
 }
@@ -234,7 +235,11 @@ void rbln_job_end(struct rbln_job *job, int status)
 
 void rbln_job_flush_end(struct rbln_job *job)
 {
-	flush_work(&job->end_work);
+	/* Not started yet: done here, which spares the waiter a wake-up of the workqueue. */
+	if (cancel_work(&job->end_work))
+		rbln_job_end_work(&job->end_work);
+	else
+		flush_work(&job->end_work);
 }
 
 /* Direct submission; false if the job has to be scheduled instead. */
@@ -273,11 +278,12 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	 */
 	rbln_job_drop_buffers(job);
 	/*
-	 * Its fence, for out_sync: signalled, with the error if it failed (NULL
-	 * if that fence could not be made: SUBMIT fails then, as a success
-	 * fence would let dependent jobs run on bad input).
+	 * A failure's fence, for WAIT and out_sync: signalled with the error
+	 * (NULL if it could not be made: SUBMIT fails then, as a success fence
+	 * would let dependent jobs run on bad input).  A success needs none.
 	 */
-	job->done = status ? rbln_fence_create_failed(status) : dma_fence_get_stub();
+	if (status)
+		job->done = rbln_fence_create_failed(status);
 	return true;
 }
 
@@ -347,8 +353,16 @@ static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_subm
 	int ret;
 
 	for (i = 0; i < job->hw.count; i++) {
+		const char __user *u = uptr + (size_t)i * args->copy_size;
+
+		/* The common case, with a constant size: no object-size check per copy. */
+		if (args->copy_size == sizeof(job->copies[i])) {
+			if (copy_from_user(&job->copies[i], u, sizeof(job->copies[i])))
+				return -EFAULT;
+			continue;
+		}
 		ret = copy_struct_from_user(&job->copies[i], sizeof(job->copies[i]),
-					    uptr + (size_t)i * args->copy_size, args->copy_size);
+					    u, args->copy_size);
 		if (ret)
 			return ret == -E2BIG ? -EINVAL : ret;	/* unknown trailing fields set */
 	}
@@ -401,8 +415,13 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	job->hw.chiplet = engine->chiplet->index;
 	job->hw.engine = engine->kind;
 	job->hw.count = args->copy_count;
-	job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL_ACCOUNT);
-	job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
+	if (job->hw.count == 1) {
+		job->copies = &job->copy_inline;
+		job->bos = job->bos_inline;
+	} else {
+		job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL_ACCOUNT);
+		job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
+	}
 	job->hw.copies = job->copies;
 	job->hw.bos = job->bos;
 	ret = job->copies && job->bos ? 0 : -ENOMEM;
@@ -536,7 +555,7 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 		return -EAGAIN;
 	rbln_job_trace(job, trace_rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
-		if (!job->done)
+		if (job->status && !job->done)
 			return -ENOMEM;
 		*ended = report;
 		/* Done already; only an unreported failure needs remembering for WAIT. */

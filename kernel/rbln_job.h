@@ -29,8 +29,11 @@ struct rbln_job {
 	u64 seqno;
 	struct drm_rbln_copy *copies;
 	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
+	/* Where a one-copy job keeps them: the common job allocates once. */
+	struct drm_rbln_copy copy_inline;
+	struct rbln_bo *bos_inline[2];
 	char label[DRM_RBLN_LABEL_MAX];
-	struct dma_fence *done;		/* signalled once it ended (WAIT, dma_resv) */
+	struct dma_fence *done;		/* signalled once it ended; NULL for a direct success */
 	struct dma_fence *hw_fence;	/* scheduled jobs: what run_job returned */
 	struct rbln_fence *spare_fence;	/* allocated at submit, started by run_job */
 	struct dma_fence **deps;	/* fences it waits for, for their errors */

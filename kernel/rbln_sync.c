@@ -24,11 +24,6 @@ int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 	u32 i;
 	int ret;
 
-	if (!args->in_sync_count)
-		return 0;
-	job->deps = kcalloc(args->in_sync_count, sizeof(*job->deps), GFP_KERNEL_ACCOUNT);
-	if (!job->deps)
-		return -ENOMEM;
 	for (i = 0; i < args->in_sync_count; i++) {
 		if (copy_from_user(&sync, &u[i], sizeof(sync)))
 			return -EFAULT;
@@ -40,6 +35,15 @@ int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 		if (dma_fence_is_signaled(fence) && !fence->error) {
 			dma_fence_put(fence);		/* nothing to wait for */
 			continue;
+		}
+		/* Room for this and the rest, made only when there is one to keep. */
+		if (!job->deps) {
+			job->deps = kcalloc(args->in_sync_count - i, sizeof(*job->deps),
+					    GFP_KERNEL_ACCOUNT);
+			if (!job->deps) {
+				dma_fence_put(fence);
+				return -ENOMEM;
+			}
 		}
 		job->deps[job->nr_deps++] = fence;
 	}
@@ -69,16 +73,22 @@ int rbln_out_sync_prepare(struct rbln_out_sync *out, struct drm_file *file,
 	return 0;
 }
 
+/* @fence NULL: the job has ended well already (a direct success). */
 void rbln_out_sync_signal(struct rbln_out_sync *out, struct dma_fence *fence)
 {
+	struct dma_fence *stub = NULL;
+
 	if (!out->syncobj)
 		return;
+	if (!fence)
+		fence = stub = dma_fence_get_stub();
 	if (out->chain) {
 		drm_syncobj_add_point(out->syncobj, out->chain, fence, out->point);
 		out->chain = NULL;		/* the syncobj's now */
 	} else {
 		drm_syncobj_replace_fence(out->syncobj, fence);
 	}
+	dma_fence_put(stub);
 }
 
 void rbln_out_sync_fini(struct rbln_out_sync *out)

@@ -25,6 +25,7 @@ struct rbln_out_sync {
 
 int rbln_out_sync_prepare(struct rbln_out_sync *out, struct drm_file *file,
 			  const struct drm_rbln_sync *sync);
+/* Gives the out_sync @fence; NULL: the job ended well already. */
 void rbln_out_sync_signal(struct rbln_out_sync *out, struct dma_fence *fence);
 void rbln_out_sync_fini(struct rbln_out_sync *out);
 
