@@ -1,6 +1,8 @@
 // Submitting jobs: copies, the jobs they wait for, and what a refusal means.
+#include <array>
 #include <cerrno>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <unistd.h>
@@ -113,10 +115,18 @@ Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies
 		in.add(*state_, *after[i].state_);
 	}
 
-	std::vector<drm_rbln_copy> descs;
-	descs.reserve(copies.size());
-	for (const Copy &c : copies)
-		descs.push_back({c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size});
+	// A few copies (nearly every job) are described without allocating.
+	std::array<drm_rbln_copy, 4> few;
+	std::vector<drm_rbln_copy> many;
+	std::span<drm_rbln_copy> descs(few.data(), copies.size());
+	if (copies.size() > few.size()) {
+		many.resize(copies.size());
+		descs = many;
+	}
+	for (size_t i = 0; i < copies.size(); i++) {
+		const Copy &c = copies[i];
+		descs[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
+	}
 	std::string label_z(label.substr(0, DRM_RBLN_LABEL_MAX - 1));
 	// Allocated first: once SUBMIT succeeded, nothing may fail.
 	auto job = std::make_shared<detail::JobState>();
