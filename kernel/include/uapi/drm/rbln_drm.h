@@ -268,6 +268,10 @@ struct drm_rbln_sync {
  * Synchronisation is explicit: a job does not wait for fences others left in
  * its buffers' reservation objects (pass them as in_syncs); its own fence is
  * added there, so importers of its buffers see them busy until it ends.
+ * A job that has not run when its file closes does not run: its fence (as
+ * others see it through a syncobj or sync_file) fails with -ECANCELED.  When
+ * the device is removed, it fails with -ENODEV, or with -ESRCH if it was
+ * still waiting for its in_syncs (the kernel's scheduler drops the queue).
  * Older callers pass the 48-byte struct: no syncobjs.
  *
  * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
