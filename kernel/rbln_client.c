@@ -217,6 +217,8 @@ static bool rbln_client_stale(struct rbln_client *client)
 static void rbln_client_describe(struct rbln_client *client, struct rbln_client *caller,
 				 struct drm_rbln_client *out)
 {
+	u64 last, now;
+
 	memset(out, 0, sizeof(*out));
 	out->client_id = client->id;
 	out->creator_pid = pid_vnr(client->creator);
@@ -226,7 +228,9 @@ static void rbln_client_describe(struct rbln_client *client, struct rbln_client 
 		     (READ_ONCE(client->revoked) ? DRM_RBLN_CLIENT_REVOKED : 0) |
 		     (client == caller ? DRM_RBLN_CLIENT_SELF : 0);
 	out->device_memory = atomic64_read(&client->device_memory);
-	out->idle_ns = ktime_get_ns() - atomic64_read(&client->last_active_ns);
+	last = atomic64_read(&client->last_active_ns);	/* first: "now" is not older */
+	now = ktime_get_ns();
+	out->idle_ns = now > last ? now - last : 0;
 	strscpy(out->creator_comm, client->creator_comm, sizeof(out->creator_comm));
 }
 

@@ -209,6 +209,7 @@ static void rbln_job_end_work(struct work_struct *work)
 		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
 	if (atomic_dec_and_test(&client->inflight))
 		wake_up_all(&client->idle);
+	complete_all(&job->end_done);
 	rbln_job_put(job);
 }
 
@@ -235,11 +236,14 @@ void rbln_job_end(struct rbln_job *job, int status)
 
 void rbln_job_flush_end(struct rbln_job *job)
 {
-	/* Not started yet: done here, which spares the waiter a wake-up of the workqueue. */
+	/*
+	 * Still queued: done here, so the waiter need not wait for a worker to
+	 * run it.  Otherwise a worker or another WAIT runs it, or, when removal
+	 * kills a queued job, it is queued only after the fence signalled.
+	 */
 	if (cancel_work(&job->end_work))
 		rbln_job_end_work(&job->end_work);
-	else
-		flush_work(&job->end_work);
+	wait_for_completion(&job->end_done);
 }
 
 /* Direct submission; false if the job has to be scheduled instead. */
@@ -277,6 +281,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	 * its dma-buf's reservation lock, which SUBMIT holds around submit_lock.
 	 */
 	rbln_job_drop_buffers(job);
+	complete_all(&job->end_done);	/* no end work: a WAIT for a failure returns at once */
 	/*
 	 * A failure's fence, for WAIT and out_sync: signalled with the error
 	 * (NULL if it could not be made: SUBMIT fails then, as a success fence
@@ -407,6 +412,7 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	kref_init(&job->ref);
 	INIT_WORK(&job->put_work, rbln_job_put_work);
 	INIT_WORK(&job->end_work, rbln_job_end_work);
+	init_completion(&job->end_done);
 	drm_dev_get(&engine->chiplet->rdev->drm);
 	kref_get(&client->ref);
 	job->client = client;

@@ -3,6 +3,7 @@
 #ifndef RBLN_JOB_H
 #define RBLN_JOB_H
 
+#include <linux/completion.h>
 #include <linux/kref.h>
 #include <drm/gpu_scheduler.h>
 
@@ -45,6 +46,7 @@ struct rbln_job {
 	u64 start_ns;
 	struct work_struct put_work;	/* a put from atomic context */
 	struct work_struct end_work;	/* what its end does outside the signalling path */
+	struct completion end_done;	/* buffers and bookkeeping done (WAIT waits for it) */
 };
 
 /* The jobs' workqueue, made at module load and drained at unload. */
@@ -64,7 +66,10 @@ bool rbln_job_claim_end(struct rbln_job *job);
  * nothing; its buffers and the file's bookkeeping follow in a work item.
  */
 void rbln_job_end(struct rbln_job *job, int status);
-/* After a wait on its fence: the job's buffers and bookkeeping are done. */
+/*
+ * After a wait on its fence: returns once the job's buffers and bookkeeping
+ * are done.  The caller holds a reference of its own.
+ */
 void rbln_job_flush_end(struct rbln_job *job);
 
 /* rbln_sched.c: the engines' schedulers, created with the device. */

@@ -366,7 +366,7 @@ struct drm_rbln_client {
 	__u32 reserved;
 	__u64 device_memory;	/* bytes of device memory of the buffers its handles hold
 				 * (a buffer shared by two files counts for both) */
-	__u64 idle_ns;		/* since it last allocated, submitted or acquired */
+	__u64 idle_ns;		/* since it last allocated, submitted or acquired (to a clock tick) */
 	char  creator_comm[16];	/* command name of the creator */
 };
 
