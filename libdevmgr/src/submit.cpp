@@ -118,11 +118,10 @@ Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies
 	// A few copies (nearly every job) are described without allocating.
 	std::array<drm_rbln_copy, 4> few;
 	std::vector<drm_rbln_copy> many;
-	std::span<drm_rbln_copy> descs(few.data(), copies.size());
-	if (copies.size() > few.size()) {
+	if (copies.size() > few.size())
 		many.resize(copies.size());
-		descs = many;
-	}
+	const std::span<drm_rbln_copy> descs =
+		many.empty() ? std::span(few).first(copies.size()) : std::span(many);
 	for (size_t i = 0; i < copies.size(); i++) {
 		const Copy &c = copies[i];
 		descs[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
