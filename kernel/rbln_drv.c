@@ -19,7 +19,12 @@
 #include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
+#include "rbln_race.h"
 #include "sim/rbln_sim.h"
+
+#if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)
+void (*rbln_race_hook)(enum rbln_race_point point);
+#endif
 
 /*
  * Every rbln ioctl goes through a check that the calling client was not

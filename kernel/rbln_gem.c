@@ -23,6 +23,7 @@
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
+#include "rbln_race.h"
 
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
 {
@@ -130,11 +131,14 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	 * comes first (and this fault fails) or sees the page and zaps it.
 	 */
 	mutex_lock(&bo->lock);
-	if (!bo->vaddr || offset >= bo->base.size)
+	if (!bo->vaddr || offset >= bo->base.size) {
 		ret = VM_FAULT_SIGBUS;
-	else
-		ret = vmf_insert_pfn(vma, vmf->address,
-				     page_to_pfn(rdev->hw->mem_page(rdev, bo->vaddr, offset)));
+	} else {
+		unsigned long pfn = page_to_pfn(rdev->hw->mem_page(rdev, bo->vaddr, offset));
+
+		rbln_race_point(RBLN_RACE_FAULT_FOUND);
+		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+	}
 	mutex_unlock(&bo->lock);
 	return ret;
 }

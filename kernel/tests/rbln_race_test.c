@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Races a few instructions wide, forced through the race points of
+ * rbln_race.h: a test stops one thread at the point and runs the other side
+ * of the race right there, so the interleaving that broke happens every time.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/err.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+
+#include "../rbln_race.h"
+#include "rbln_kunit.h"
+
+static void rbln_race_clear_hook(void *unused)
+{
+	WRITE_ONCE(rbln_race_hook, NULL);
+}
+
+/* Sets @hook for the rest of the test. */
+static void rbln_race_set_hook(struct kunit *test, void (*hook)(enum rbln_race_point point))
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_clear_hook, NULL), 0);
+	WRITE_ONCE(rbln_race_hook, hook);
+}
+
+static int reclaim(struct kunit *test, struct file *caller, struct file *victim, u64 *freed)
+{
+	struct drm_rbln_reclaim r = { .client_id = rbln_test_client(victim)->id,
+				      .flags = DRM_RBLN_RECLAIM_FORCE };
+	int ret = rbln_test_ioctl(test, caller, DRM_IOCTL_RBLN_RECLAIM, &r);
+
+	*freed = r.freed_bytes;
+	return ret;
+}
+
+/* The second RECLAIM, run where the first has chosen its victim. */
+static struct {
+	struct kunit *test;
+	struct file *admin, *victim;
+	bool ran;
+	int err;
+	u64 freed;
+} second_reclaim;
+
+static void rbln_race_reclaim_again(enum rbln_race_point point)
+{
+	if (point != RBLN_RACE_RECLAIM_CHOSEN)
+		return;
+	WRITE_ONCE(rbln_race_hook, NULL);	/* the second one passes here too */
+	second_reclaim.err = reclaim(second_reclaim.test, second_reclaim.admin,
+				     second_reclaim.victim, &second_reclaim.freed);
+	second_reclaim.ran = true;
+}
+
+/*
+ * Two RECLAIMs of one client: the one that chose it revokes it; the other,
+ * even when it comes before any revoking began, is told -EALREADY (it used
+ * to revoke it a second time: 0 bytes, a second RECLAIMED event).
+ */
+static void rbln_race_reclaims_of_one_client(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *admin = rbln_test_open(test, rdev), *victim = rbln_test_open(test, rdev);
+	u64 freed = 0;
+
+	rbln_test_bo(test, victim, SZ_1M, 0, DRM_RBLN_BO_EAGER);
+	second_reclaim = (typeof(second_reclaim)){ .test = test, .admin = admin, .victim = victim };
+	rbln_race_set_hook(test, rbln_race_reclaim_again);
+
+	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, &freed), 0);
+	KUNIT_ASSERT_TRUE_MSG(test, second_reclaim.ran, "the race point was not reached");
+	KUNIT_EXPECT_EQ(test, second_reclaim.err, -EALREADY);
+	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_1M);
+	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
+}
+
+/* A revocation from another thread, started where a fault found its page. */
+static struct {
+	struct rbln_device *rdev;
+	u64 client_id;
+	struct completion done;
+	bool started;
+} fault_revoke;
+
+static int rbln_race_revoker(void *unused)
+{
+	rbln_mem_revoke_client(fault_revoke.rdev, fault_revoke.client_id);
+	complete_all(&fault_revoke.done);	/* the hook and the test both wait */
+	return 0;
+}
+
+static void rbln_race_revoke_in_fault(enum rbln_race_point point)
+{
+	if (point != RBLN_RACE_FAULT_FOUND)
+		return;
+	WRITE_ONCE(rbln_race_hook, NULL);
+	fault_revoke.started = !IS_ERR(kthread_run(rbln_race_revoker, NULL, "rbln-revoker"));
+	/*
+	 * A revocation that does not wait for this fault is over well before
+	 * this; one that does waits here, and the fault goes on after the wait.
+	 */
+	if (fault_revoke.started)
+		wait_for_completion_timeout(&fault_revoke.done, HZ);
+}
+
+/*
+ * A revocation racing a CPU fault on the buffer: once it is over, no page of
+ * the buffer is mapped (the fault used to fill the page table after dropping
+ * the lock the revocation takes, so the zap missed the page and it stayed
+ * mapped after the backing was freed).
+ */
+static void rbln_race_revoke_and_fault(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *file = rbln_test_open(test, rdev);
+	struct drm_rbln_bo_info info = {};
+	unsigned long addr;
+	u8 byte;
+
+	info.handle = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_BO_INFO, &info), 0);
+	KUNIT_ASSERT_NOT_NULL(test, current->mm);	/* made by rbln_test_ioctl's user memory */
+	addr = vm_mmap(file, 0, SZ_64K, PROT_READ, MAP_SHARED, info.mmap_offset);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld", (long)addr);
+
+	fault_revoke = (typeof(fault_revoke)){ .rdev = rdev,
+					       .client_id = rbln_test_client(file)->id };
+	init_completion(&fault_revoke.done);
+	rbln_race_set_hook(test, rbln_race_revoke_in_fault);
+
+	/* Whether this read sees the page depends on who won; either is right. */
+	if (copy_from_user(&byte, (void __user *)addr, 1))
+		byte = 0;
+	KUNIT_ASSERT_TRUE_MSG(test, fault_revoke.started, "the race point was not reached");
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&fault_revoke.done, 30 * HZ), 0UL);
+	KUNIT_EXPECT_NE_MSG(test, copy_from_user(&byte, (void __user *)addr, 1), 0UL,
+			    "a page of a revoked buffer is still mapped");
+	KUNIT_EXPECT_EQ(test, vm_munmap(addr, SZ_64K), 0);
+}
+
+static struct kunit_case rbln_race_cases[] = {
+	KUNIT_CASE(rbln_race_reclaims_of_one_client),
+	KUNIT_CASE(rbln_race_revoke_and_fault),
+	{}
+};
+
+static struct kunit_suite rbln_race_suite = {
+	.name = "rbln_race",
+	.test_cases = rbln_race_cases,
+};
+kunit_test_suite(rbln_race_suite);
