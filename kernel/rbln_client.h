@@ -68,6 +68,9 @@ void rbln_client_touch(struct rbln_client *client);
 
 int rbln_ioctl_acquire(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_release(struct drm_device *drm, void *data, struct drm_file *file);
+/* LIST_CLIENTS' entries, gathered under clients_lock: see rbln_ioctl_list_clients(). */
+u32 rbln_client_snapshot(struct rbln_device *rdev, struct rbln_client *caller,
+			 struct drm_rbln_client *entries, u32 room);
 int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file);

@@ -244,6 +244,7 @@ static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_sub(obj->size, &client->device_memory);
+	rbln_race_point(RBLN_RACE_HANDLE_CLOSED);
 }
 
 static const struct drm_gem_object_funcs rbln_bo_funcs = {

@@ -14,6 +14,11 @@ enum rbln_race_point {
 	RBLN_RACE_RECLAIM_CHOSEN,
 	/* A CPU fault found the page to map; the page table is not filled yet. */
 	RBLN_RACE_FAULT_FOUND,
+	/*
+	 * A handle was closed.  When its file is being released, the handles
+	 * closed before it may be freed already, yet still in the file's table.
+	 */
+	RBLN_RACE_HANDLE_CLOSED,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

@@ -143,9 +143,64 @@ static void rbln_race_revoke_and_fault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_munmap(addr, SZ_64K), 0);
 }
 
+/* LIST_CLIENTS, run where a file being released has closed its second handle. */
+static struct {
+	struct rbln_device *rdev;
+	struct rbln_client *admin;
+	u64 victim_id;
+	unsigned int closed;
+	u32 listed;	/* clients listed there */
+	bool victim_listed;
+} list_in_release;
+
+static void rbln_race_list_in_release(enum rbln_race_point point)
+{
+	struct drm_rbln_client entries[4];
+	u32 i;
+
+	if (point != RBLN_RACE_HANDLE_CLOSED || ++list_in_release.closed < 2)
+		return;
+	WRITE_ONCE(rbln_race_hook, NULL);
+	mutex_lock(&list_in_release.rdev->clients_lock);
+	list_in_release.listed = rbln_client_snapshot(list_in_release.rdev, list_in_release.admin,
+						      entries, ARRAY_SIZE(entries));
+	mutex_unlock(&list_in_release.rdev->clients_lock);
+	for (i = 0; i < min_t(u32, list_in_release.listed, ARRAY_SIZE(entries)); i++)
+		if (entries[i].client_id == list_in_release.victim_id)
+			list_in_release.victim_listed = true;
+}
+
+/*
+ * LIST_CLIENTS while a file is released, where the DRM core has closed two
+ * of its three handles and freed their buffers: the file is no longer listed
+ * (it is unlisted as its release begins).  It used to stay listed until
+ * postclose, and its entry was made by walking its handle table, into the
+ * freed buffers: KASAN slab-use-after-free.
+ */
+static void rbln_race_list_while_a_file_is_released(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *admin = rbln_test_open(test, rdev), *victim = rbln_test_open(test, rdev);
+
+	rbln_test_bo(test, victim, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	rbln_test_bo(test, victim, SZ_128K, 0, DRM_RBLN_BO_EAGER);
+	rbln_test_bo(test, victim, SZ_256K, 0, DRM_RBLN_BO_EAGER);
+	list_in_release = (typeof(list_in_release)){
+		.rdev = rdev, .admin = rbln_test_client(admin),
+		.victim_id = rbln_test_client(victim)->id };
+	rbln_race_set_hook(test, rbln_race_list_in_release);
+
+	rbln_test_close(test, victim);
+	KUNIT_ASSERT_EQ_MSG(test, list_in_release.closed, 2U, "the race point was not reached");
+	KUNIT_EXPECT_EQ(test, list_in_release.listed, 1U);	/* the admin's file */
+	KUNIT_EXPECT_FALSE(test, list_in_release.victim_listed);
+	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
+}
+
 static struct kunit_case rbln_race_cases[] = {
 	KUNIT_CASE(rbln_race_reclaims_of_one_client),
 	KUNIT_CASE(rbln_race_revoke_and_fault),
+	KUNIT_CASE(rbln_race_list_while_a_file_is_released),
 	{}
 };
 
