@@ -441,6 +441,7 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 		rbln_client_put(victims[i]);
 	}
 	kfree(victims);
+	rbln_race_point(RBLN_RACE_RESET_RECOVERING);
 	rbln_device_recover(rdev);
 	args->revoked = n;
 	drm_info(drm, "reset (%u open file(s) revoked)\n", n);

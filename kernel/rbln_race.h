@@ -19,6 +19,8 @@ enum rbln_race_point {
 	 * closed before it may be freed already, yet still in the file's table.
 	 */
 	RBLN_RACE_HANDLE_CLOSED,
+	/* RESET revoked the other files and is about to reset the device. */
+	RBLN_RACE_RESET_RECOVERING,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

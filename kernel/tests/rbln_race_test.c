@@ -197,10 +197,58 @@ static void rbln_race_list_while_a_file_is_released(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 }
 
+/* Removal of the device from another thread, started where RESET is about to recover. */
+static struct {
+	u32 id;
+	struct completion done;
+	bool started;
+} reset_removal;
+
+static int rbln_race_remover(void *unused)
+{
+	rbln_sim_del_device(reset_removal.id);
+	complete_all(&reset_removal.done);	/* the hook and the test both wait */
+	return 0;
+}
+
+static void rbln_race_remove_in_reset(enum rbln_race_point point)
+{
+	if (point != RBLN_RACE_RESET_RECOVERING)
+		return;
+	WRITE_ONCE(rbln_race_hook, NULL);
+	reset_removal.started = !IS_ERR(kthread_run(rbln_race_remover, NULL, "rbln-remover"));
+	/* A removal that does not wait for this RESET is over well before this. */
+	if (reset_removal.started)
+		wait_for_completion_timeout(&reset_removal.done, HZ);
+}
+
+/*
+ * RESET racing removal: removal waits for the RESET to end, and the device is
+ * FINISH afterwards.  RESET used to run outside drm_dev_enter(), so removal
+ * could end in between, and the RESET then turned FINISH back into READY
+ * (with a uevent for the removed device).
+ */
+static void rbln_race_reset_and_removal(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
+	struct file *admin = rbln_test_open(test, rdev);
+	struct drm_rbln_reset reset = { .flags = DRM_RBLN_RESET_FORCE };
+
+	reset_removal = (typeof(reset_removal)){ .id = rdev->info.index };
+	init_completion(&reset_removal.done);
+	rbln_race_set_hook(test, rbln_race_remove_in_reset);
+
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), 0);
+	KUNIT_ASSERT_TRUE_MSG(test, reset_removal.started, "the race point was not reached");
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&reset_removal.done, 30 * HZ), 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
+}
+
 static struct kunit_case rbln_race_cases[] = {
 	KUNIT_CASE(rbln_race_reclaims_of_one_client),
 	KUNIT_CASE(rbln_race_revoke_and_fault),
 	KUNIT_CASE(rbln_race_list_while_a_file_is_released),
+	KUNIT_CASE(rbln_race_reset_and_removal),
 	{}
 };
 

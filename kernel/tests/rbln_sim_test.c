@@ -83,24 +83,54 @@ static void rbln_sim_duplicate_and_missing_ids(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_sim_del_device(254), -ENOENT);
 }
 
-/* Hot-unplug with a file open: the file stays valid, its calls get -ENODEV. */
+/*
+ * Hot-unplug with files open: the files stay valid, every call that touches
+ * the device gets -ENODEV, and a RESET does not turn FINISH back into READY.
+ * (For calls already in the device as it goes, see rbln_race_test.c.)
+ */
 static void rbln_sim_remove_with_open_file(struct kunit *test)
 {
 	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
-	struct file *file = rbln_test_open(test, rdev);
+	struct file *file = rbln_test_open(test, rdev), *other = rbln_test_open(test, rdev);
 	struct drm_rbln_get_param param = { .param = DRM_RBLN_PARAM_CHIPLET_COUNT };
 	struct drm_rbln_bo_create bo = { .size = PAGE_SIZE };
+	struct drm_rbln_bo_info info = {};
+	struct drm_rbln_device_info dinfo = {};
+	struct drm_rbln_client_usage usage = {};
+	struct drm_rbln_device_status status = {};
+	struct drm_rbln_acquire acquire = {};
+	struct drm_rbln_reclaim reclaim = { .client_id = rbln_test_client(other)->id,
+					    .flags = DRM_RBLN_RECLAIM_FORCE };
+	struct drm_rbln_reset reset = { .flags = DRM_RBLN_RESET_FORCE };
 
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_GET_PARAM, &param), 0);
 	KUNIT_EXPECT_EQ(test, param.value, 1ULL);
-	rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	info.handle = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_ACQUIRE, &acquire), 0);
 
 	rbln_test_remove_device(test, rdev);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_GET_PARAM, &param),
 			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_DEVICE_INFO, &dinfo),
+			-ENODEV);
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_BO_CREATE, &bo), -ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_BO_INFO, &info), -ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_CLIENT_USAGE, &usage),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_DEVICE_STATUS, &status),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, other, DRM_IOCTL_RBLN_ACQUIRE, &acquire),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_RELEASE, &acquire),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_RECLAIM, &reclaim),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_RESET, &reset), -ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 	/* Closing afterwards frees the rest (KASAN and kmemleak watch this). */
 	rbln_test_close(test, file);
+	rbln_test_close(test, other);
 }
 
 static struct kunit_case rbln_sim_cases[] = {
