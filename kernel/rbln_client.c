@@ -18,7 +18,7 @@
 #include <drm/drm_print.h>
 
 #include "rbln_client.h"
-#include "rbln_race.h"
+#include "rbln_test_point.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_events.h"
@@ -377,7 +377,7 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 	if (ret)
 		return ret;
 
-	rbln_race_point(RBLN_RACE_RECLAIM_CHOSEN);
+	rbln_test_point(RBLN_TP_RECLAIM_CHOSEN);
 	args->freed_bytes = rbln_client_revoke(victim);
 	rbln_client_event(victim, RBLN_GENL_EVENT_RECLAIMED, args->freed_bytes);
 	drm_info(drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n", victim->id,
@@ -441,7 +441,7 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 		rbln_client_put(victims[i]);
 	}
 	kfree(victims);
-	rbln_race_point(RBLN_RACE_RESET_RECOVERING);
+	rbln_test_point(RBLN_TP_RESET_RECOVERING);
 	rbln_device_recover(rdev);
 	args->revoked = n;
 	drm_info(drm, "reset (%u open file(s) revoked)\n", n);

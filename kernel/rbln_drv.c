@@ -19,11 +19,11 @@
 #include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
-#include "rbln_race.h"
+#include "rbln_test_point.h"
 #include "sim/rbln_sim.h"
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)
-void (*rbln_race_hook)(enum rbln_race_point point);
+int (*rbln_test_point_hook)(enum rbln_test_point_id point);
 #endif
 
 /*
@@ -333,7 +333,7 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	ret = rbln_sysfs_init(rdev);
 	if (ret)
 		goto err_engines;
-	ret = drm_dev_register(&rdev->drm, 0);
+	ret = rbln_test_point(RBLN_TP_PROBE_REGISTERING) ?: drm_dev_register(&rdev->drm, 0);
 	if (ret)
 		goto err_sysfs;
 	rbln_debugfs_device_init(rdev);

@@ -23,7 +23,7 @@
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_gem.h"
-#include "rbln_race.h"
+#include "rbln_test_point.h"
 
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
 {
@@ -136,7 +136,7 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	} else {
 		unsigned long pfn = page_to_pfn(rdev->hw->mem_page(rdev, bo->vaddr, offset));
 
-		rbln_race_point(RBLN_RACE_FAULT_FOUND);
+		rbln_test_point(RBLN_TP_FAULT_FOUND);
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
 	}
 	mutex_unlock(&bo->lock);
@@ -244,7 +244,7 @@ static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_sub(obj->size, &client->device_memory);
-	rbln_race_point(RBLN_RACE_HANDLE_CLOSED);
+	rbln_test_point(RBLN_TP_HANDLE_CLOSED);
 }
 
 static const struct drm_gem_object_funcs rbln_bo_funcs = {

@@ -22,6 +22,7 @@
 
 #include "../rbln_compat.h"
 #include "../rbln_device.h"
+#include "../rbln_test_point.h"
 #include "rbln_sim.h"
 
 #define RBLN_SIM_MAX_ID		254	/* the id is the simulated PCI bus number - 1 */
@@ -235,6 +236,7 @@ struct rbln_device *rbln_sim_find_device(unsigned int id)
 		drm_dev_get(&rdev->drm);	/* the device may be removed once we unlock */
 	}
 	mutex_unlock(&rbln_sim_lock);
+	rbln_test_point(RBLN_TP_SIM_FOUND);
 	return rdev;
 }
 

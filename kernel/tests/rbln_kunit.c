@@ -141,3 +141,14 @@ struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 hand
 	KUNIT_ASSERT_EQ(test, rbln_bo_place(to_rbln_bo(obj)), 0);
 	return to_rbln_bo(obj);
 }
+
+static void rbln_test_clear_point_hook(void *unused)
+{
+	WRITE_ONCE(rbln_test_point_hook, NULL);
+}
+
+void rbln_test_set_point_hook(struct kunit *test, int (*hook)(enum rbln_test_point_id point))
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_clear_point_hook, NULL), 0);
+	WRITE_ONCE(rbln_test_point_hook, hook);
+}

@@ -14,6 +14,7 @@
 #include "../rbln_device.h"
 #include "../rbln_client.h"
 #include "../rbln_gem.h"
+#include "../rbln_test_point.h"
 #include "../sim/rbln_sim.h"
 
 /* The simulator behind a test device, for its fault-injection state. */
@@ -46,5 +47,8 @@ int rbln_test_ioctl(struct kunit *test, struct file *file, unsigned int cmd, voi
 u32 rbln_test_bo(struct kunit *test, struct file *file, u64 size, u32 chiplet, u32 flags);
 /* The buffer behind @handle, placed, referenced until the test ends. */
 struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 handle);
+
+/* Sets the test-point hook (rbln_test_point.h) for the rest of the test. */
+void rbln_test_set_point_hook(struct kunit *test, int (*hook)(enum rbln_test_point_id point));
 
 #endif /* RBLN_KUNIT_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Races a few instructions wide, forced through the race points of
- * rbln_race.h: a test stops one thread at the point and runs the other side
- * of the race right there, so the interleaving that broke happens every time.
+ * Races a few instructions wide, forced through the test points of
+ * rbln_test_point.h: a test stops one thread at the point and runs the other
+ * side of the race right there, so the interleaving that broke happens every
+ * time.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
@@ -13,20 +14,7 @@
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 
-#include "../rbln_race.h"
 #include "rbln_kunit.h"
-
-static void rbln_race_clear_hook(void *unused)
-{
-	WRITE_ONCE(rbln_race_hook, NULL);
-}
-
-/* Sets @hook for the rest of the test. */
-static void rbln_race_set_hook(struct kunit *test, void (*hook)(enum rbln_race_point point))
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_clear_hook, NULL), 0);
-	WRITE_ONCE(rbln_race_hook, hook);
-}
 
 static int reclaim(struct kunit *test, struct file *caller, struct file *victim, u64 *freed)
 {
@@ -47,14 +35,15 @@ static struct {
 	u64 freed;
 } second_reclaim;
 
-static void rbln_race_reclaim_again(enum rbln_race_point point)
+static int rbln_race_reclaim_again(enum rbln_test_point_id point)
 {
-	if (point != RBLN_RACE_RECLAIM_CHOSEN)
-		return;
-	WRITE_ONCE(rbln_race_hook, NULL);	/* the second one passes here too */
+	if (point != RBLN_TP_RECLAIM_CHOSEN)
+		return 0;
+	WRITE_ONCE(rbln_test_point_hook, NULL);	/* the second one passes here too */
 	second_reclaim.err = reclaim(second_reclaim.test, second_reclaim.admin,
 				     second_reclaim.victim, &second_reclaim.freed);
 	second_reclaim.ran = true;
+	return 0;
 }
 
 /*
@@ -70,10 +59,10 @@ static void rbln_race_reclaims_of_one_client(struct kunit *test)
 
 	rbln_test_bo(test, victim, SZ_1M, 0, DRM_RBLN_BO_EAGER);
 	second_reclaim = (typeof(second_reclaim)){ .test = test, .admin = admin, .victim = victim };
-	rbln_race_set_hook(test, rbln_race_reclaim_again);
+	rbln_test_set_point_hook(test, rbln_race_reclaim_again);
 
 	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, &freed), 0);
-	KUNIT_ASSERT_TRUE_MSG(test, second_reclaim.ran, "the race point was not reached");
+	KUNIT_ASSERT_TRUE_MSG(test, second_reclaim.ran, "the test point was not reached");
 	KUNIT_EXPECT_EQ(test, second_reclaim.err, -EALREADY);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_1M);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
@@ -94,11 +83,11 @@ static int rbln_race_revoker(void *unused)
 	return 0;
 }
 
-static void rbln_race_revoke_in_fault(enum rbln_race_point point)
+static int rbln_race_revoke_in_fault(enum rbln_test_point_id point)
 {
-	if (point != RBLN_RACE_FAULT_FOUND)
-		return;
-	WRITE_ONCE(rbln_race_hook, NULL);
+	if (point != RBLN_TP_FAULT_FOUND)
+		return 0;
+	WRITE_ONCE(rbln_test_point_hook, NULL);
 	fault_revoke.started = !IS_ERR(kthread_run(rbln_race_revoker, NULL, "rbln-revoker"));
 	/*
 	 * A revocation that does not wait for this fault is over well before
@@ -106,6 +95,7 @@ static void rbln_race_revoke_in_fault(enum rbln_race_point point)
 	 */
 	if (fault_revoke.started)
 		wait_for_completion_timeout(&fault_revoke.done, HZ);
+	return 0;
 }
 
 /*
@@ -131,12 +121,12 @@ static void rbln_race_revoke_and_fault(struct kunit *test)
 	fault_revoke = (typeof(fault_revoke)){ .rdev = rdev,
 					       .client_id = rbln_test_client(file)->id };
 	init_completion(&fault_revoke.done);
-	rbln_race_set_hook(test, rbln_race_revoke_in_fault);
+	rbln_test_set_point_hook(test, rbln_race_revoke_in_fault);
 
 	/* Whether this read sees the page depends on who won; either is right. */
 	if (copy_from_user(&byte, (void __user *)addr, 1))
 		byte = 0;
-	KUNIT_ASSERT_TRUE_MSG(test, fault_revoke.started, "the race point was not reached");
+	KUNIT_ASSERT_TRUE_MSG(test, fault_revoke.started, "the test point was not reached");
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&fault_revoke.done, 30 * HZ), 0UL);
 	KUNIT_EXPECT_NE_MSG(test, copy_from_user(&byte, (void __user *)addr, 1), 0UL,
 			    "a page of a revoked buffer is still mapped");
@@ -153,14 +143,14 @@ static struct {
 	bool victim_listed;
 } list_in_release;
 
-static void rbln_race_list_in_release(enum rbln_race_point point)
+static int rbln_race_list_in_release(enum rbln_test_point_id point)
 {
 	struct drm_rbln_client entries[4];
 	u32 i;
 
-	if (point != RBLN_RACE_HANDLE_CLOSED || ++list_in_release.closed < 2)
-		return;
-	WRITE_ONCE(rbln_race_hook, NULL);
+	if (point != RBLN_TP_HANDLE_CLOSED || ++list_in_release.closed < 2)
+		return 0;
+	WRITE_ONCE(rbln_test_point_hook, NULL);
 	mutex_lock(&list_in_release.rdev->clients_lock);
 	list_in_release.listed = rbln_client_snapshot(list_in_release.rdev, list_in_release.admin,
 						      entries, ARRAY_SIZE(entries));
@@ -168,6 +158,7 @@ static void rbln_race_list_in_release(enum rbln_race_point point)
 	for (i = 0; i < min_t(u32, list_in_release.listed, ARRAY_SIZE(entries)); i++)
 		if (entries[i].client_id == list_in_release.victim_id)
 			list_in_release.victim_listed = true;
+	return 0;
 }
 
 /*
@@ -188,10 +179,10 @@ static void rbln_race_list_while_a_file_is_released(struct kunit *test)
 	list_in_release = (typeof(list_in_release)){
 		.rdev = rdev, .admin = rbln_test_client(admin),
 		.victim_id = rbln_test_client(victim)->id };
-	rbln_race_set_hook(test, rbln_race_list_in_release);
+	rbln_test_set_point_hook(test, rbln_race_list_in_release);
 
 	rbln_test_close(test, victim);
-	KUNIT_ASSERT_EQ_MSG(test, list_in_release.closed, 2U, "the race point was not reached");
+	KUNIT_ASSERT_EQ_MSG(test, list_in_release.closed, 2U, "the test point was not reached");
 	KUNIT_EXPECT_EQ(test, list_in_release.listed, 1U);	/* the admin's file */
 	KUNIT_EXPECT_FALSE(test, list_in_release.victim_listed);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
@@ -211,15 +202,16 @@ static int rbln_race_remover(void *unused)
 	return 0;
 }
 
-static void rbln_race_remove_in_reset(enum rbln_race_point point)
+static int rbln_race_remove_in_reset(enum rbln_test_point_id point)
 {
-	if (point != RBLN_RACE_RESET_RECOVERING)
-		return;
-	WRITE_ONCE(rbln_race_hook, NULL);
+	if (point != RBLN_TP_RESET_RECOVERING)
+		return 0;
+	WRITE_ONCE(rbln_test_point_hook, NULL);
 	reset_removal.started = !IS_ERR(kthread_run(rbln_race_remover, NULL, "rbln-remover"));
 	/* A removal that does not wait for this RESET is over well before this. */
 	if (reset_removal.started)
 		wait_for_completion_timeout(&reset_removal.done, HZ);
+	return 0;
 }
 
 /*
@@ -236,10 +228,10 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 
 	reset_removal = (typeof(reset_removal)){ .id = rdev->info.index };
 	init_completion(&reset_removal.done);
-	rbln_race_set_hook(test, rbln_race_remove_in_reset);
+	rbln_test_set_point_hook(test, rbln_race_remove_in_reset);
 
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), 0);
-	KUNIT_ASSERT_TRUE_MSG(test, reset_removal.started, "the race point was not reached");
+	KUNIT_ASSERT_TRUE_MSG(test, reset_removal.started, "the test point was not reached");
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&reset_removal.done, 30 * HZ), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The simulation backend: new_device parsing and the device lifecycle. */
+#include <kunit/device.h>
 #include <kunit/test.h>
 #include <linux/sizes.h>
 #include <drm/drm_drv.h>
@@ -133,12 +134,73 @@ static void rbln_sim_remove_with_open_file(struct kunit *test)
 	rbln_test_close(test, other);
 }
 
+static int rbln_sim_fail_registering(enum rbln_test_point_id point)
+{
+	return point == RBLN_TP_PROBE_REGISTERING ? -EIO : 0;
+}
+
+/*
+ * A probe that fails leaves nothing behind in the parent device: devm frees
+ * the device, so the parent's driver data must not point at it (it did: a
+ * PCI device outlives its failed probe).  The simulator's device list and
+ * the next device are unaffected.
+ */
+static void rbln_sim_failed_probe(struct kunit *test)
+{
+	struct device *parent = kunit_device_register(test, "rbln-probe");
+	struct rbln_hw_info info = { .sku = rbln_sku_by_key("atom"), .index = 249,
+				     .memory_total = SZ_16M };
+	struct rbln_device *rdev;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, parent);
+	rbln_test_set_point_hook(test, rbln_sim_fail_registering);
+	rdev = rbln_device_create(parent, &info, &rbln_sim_hw_ops, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(rdev), -EIO);
+	KUNIT_EXPECT_NULL(test, dev_get_drvdata(parent));
+
+	/* Through the simulator: new_device says the probe failed, and lists nothing. */
+	KUNIT_EXPECT_EQ(test, rbln_sim_new_device("249 atom 16"), -EIO);
+	KUNIT_EXPECT_NULL(test, rbln_sim_find_device(249));
+	WRITE_ONCE(rbln_test_point_hook, NULL);
+	rbln_test_device(test, "atom 16");
+}
+
+static int rbln_sim_remove_when_found(enum rbln_test_point_id point)
+{
+	if (point == RBLN_TP_SIM_FOUND) {
+		WRITE_ONCE(rbln_test_point_hook, NULL);
+		rbln_sim_del_device(248);
+	}
+	return 0;
+}
+
+/*
+ * Finding a device by id races its removal: what it returns stays valid
+ * until the caller puts it (it used to come without a reference, freed by
+ * the removal: KASAN use-after-free).
+ */
+static void rbln_sim_find_races_removal(struct kunit *test)
+{
+	struct rbln_device *rdev;
+
+	KUNIT_ASSERT_EQ(test, rbln_sim_new_device("248 atom 16"), 0);
+	rbln_test_set_point_hook(test, rbln_sim_remove_when_found);
+	rdev = rbln_sim_find_device(248);
+	KUNIT_ASSERT_NOT_NULL(test, rdev);
+	KUNIT_EXPECT_EQ(test, rdev->info.index, 248U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
+	drm_dev_put(&rdev->drm);
+	KUNIT_EXPECT_NULL(test, rbln_sim_find_device(248));
+}
+
 static struct kunit_case rbln_sim_cases[] = {
 	KUNIT_CASE(rbln_sim_parse_valid),
 	KUNIT_CASE(rbln_sim_parse_invalid),
 	KUNIT_CASE(rbln_sim_lifecycle),
 	KUNIT_CASE(rbln_sim_duplicate_and_missing_ids),
 	KUNIT_CASE(rbln_sim_remove_with_open_file),
+	KUNIT_CASE(rbln_sim_failed_probe),
+	KUNIT_CASE(rbln_sim_find_races_removal),
 	{}
 };
 
