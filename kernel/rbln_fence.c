@@ -3,9 +3,21 @@
  * Hardware fences: one per scheduled job, on its engine's timeline, signalled
  * when the backend reports the job's end.  Each fence carries its own lock so
  * it may outlive the device (a sync_file or another driver can hold it).
+ *
+ * Outliving the device and the module is where the care goes.  Until 7.x the
+ * core calls a fence's ops (names, release) for as long as anyone holds it,
+ * and the scheduler's fence over ours names its timeline from the engine's
+ * scheduler, inside the device.  So a started fence pins the module and the
+ * device until it is freed: a held sync_file makes rmmod fail with "in use"
+ * instead of leaving fences whose ops are gone.  The pins are dropped from a
+ * work item (release may run in irq context, a device's release sleeps) on
+ * the module's own queue, which module exit drains.
  */
 #include <linux/dma-fence.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <drm/drm_drv.h>
 
 #include "rbln_device.h"
 #include "rbln_job.h"
@@ -13,6 +25,8 @@
 struct rbln_fence {
 	struct dma_fence base;
 	spinlock_t lock;
+	struct drm_device *drm;		/* pinned while the fence lives, if any */
+	struct work_struct free_work;
 };
 
 static const char *rbln_fence_driver_name(struct dma_fence *fence)
@@ -25,10 +39,38 @@ static const char *rbln_fence_timeline_name(struct dma_fence *fence)
 	return "rbln-engine";
 }
 
+static void rbln_fence_free_work(struct work_struct *work)
+{
+	struct rbln_fence *f = container_of(work, struct rbln_fence, free_work);
+
+	if (f->drm)
+		drm_dev_put(f->drm);
+	kfree_rcu(f, base.rcu);		/* readers may still peek under RCU */
+	module_put(THIS_MODULE);	/* last: module exit drains the queue we run on */
+}
+
+static void rbln_fence_release(struct dma_fence *fence)
+{
+	struct rbln_fence *f = container_of(fence, struct rbln_fence, base);
+
+	INIT_WORK(&f->free_work, rbln_fence_free_work);
+	rbln_jobs_queue_work(&f->free_work);
+}
+
 static const struct dma_fence_ops rbln_fence_ops = {
 	.get_driver_name = rbln_fence_driver_name,
 	.get_timeline_name = rbln_fence_timeline_name,
+	.release = rbln_fence_release,
 };
+
+/* Pins for a fence about to be initialised; see the top of the file. */
+static void rbln_fence_pin(struct rbln_fence *f, struct drm_device *drm)
+{
+	__module_get(THIS_MODULE);
+	f->drm = drm;
+	if (drm)
+		drm_dev_get(drm);
+}
 
 /*
  * Allocated when the job is queued (in SUBMIT, where allocating may sleep),
@@ -42,6 +84,7 @@ struct rbln_fence *rbln_fence_alloc(void)
 struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine)
 {
 	spin_lock_init(&f->lock);
+	rbln_fence_pin(f, &engine->chiplet->rdev->drm);
 	/* run_job is serialised per engine, so seqnos follow completion order. */
 	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, engine->fence_context,
 		       atomic64_inc_return(&engine->fence_seqno));
@@ -65,6 +108,7 @@ struct dma_fence *rbln_fence_create_failed(int error)
 	if (!f)
 		return NULL;
 	spin_lock_init(&f->lock);
+	rbln_fence_pin(f, NULL);
 	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, dma_fence_context_alloc(1), 1);
 	dma_fence_set_error(&f->base, error);
 	dma_fence_signal(&f->base);

@@ -70,6 +70,12 @@ int rbln_jobs_init(void)
 	return rbln_job_wq ? 0 : -ENOMEM;
 }
 
+/* Deferred frees that must finish before the module goes (fences' pins). */
+void rbln_jobs_queue_work(struct work_struct *work)
+{
+	queue_work(rbln_job_wq, work);
+}
+
 /* Every device is gone: the last job puts and ends run before the module goes. */
 void rbln_jobs_fini(void)
 {

@@ -52,6 +52,7 @@ struct rbln_job {
 /* The jobs' workqueue, made at module load and drained at unload. */
 int rbln_jobs_init(void);
 void rbln_jobs_fini(void);
+void rbln_jobs_queue_work(struct work_struct *work);
 
 void rbln_job_put(struct rbln_job *job);
 /* Puts from any context: the last reference may free buffers. */

@@ -26,7 +26,7 @@ for dev in /sys/bus/rbln_sim/devices/rbln_sim*; do
 	echo "$id" > /sys/bus/rbln_sim/del_device || { echo "storm: FAILED: device $id cannot be removed"; rc=1; }
 done
 udevadm settle --timeout=60
-rmmod rbln || { echo "storm: FAILED: rmmod rbln"; rc=1; }
+"$here/../vm/rmmod-rbln.sh" || { echo "storm: FAILED: rmmod rbln"; rc=1; }
 "$here/../debug-kernel/kmemleak-check.sh" || rc=1
 [ "$rc" = 0 ] && echo "storm: devices removed, module unloaded, no leaks suspected"
 exit "$rc"

@@ -24,8 +24,31 @@ for t in "$build"/cmake/tests/integration/rbln_integration_tests "$build"/cmake/
 	"$t" --gtest_color=no || fail=1
 done
 
+# A fence outlives its job, its file and its device when a sync_file holds it:
+# the module must stay loaded meanwhile (the core calls the fence's ops until
+# it is freed), and unload once it is let go.
+echo "suite: a job's sync_file held past its device file keeps rbln.ko loaded"
+if ! "$(dirname "$0")/rmmod-rbln.sh" --idle; then
+	echo "suite: FAILED: rbln.ko still in use after the tests: $(cat /sys/module/rbln/refcnt)"
+	fail=1
+else
+	coproc HOLDER { "$build/cmake/tests/integration/rbln_fence_holder"; }
+	holder_pid=$HOLDER_PID
+	read -r -t 60 ready <&"${HOLDER[0]}"
+	if [ "${ready:-}" != holding ]; then
+		echo "suite: FAILED: the fence holder did not start"
+		fail=1
+	elif rmmod rbln 2>/dev/null; then
+		echo "suite: FAILED: rbln.ko unloaded while a sync_file held one of its fences"
+		fail=1
+	fi
+	echo go >&"${HOLDER[1]}"
+	cat <&"${HOLDER[0]}"
+	wait "$holder_pid" || { echo "suite: FAILED: the fence holder"; fail=1; }
+fi
+
 echo "suite: unloading rbln.ko"
-rmmod rbln || { echo "suite: rmmod rbln failed"; fail=1; }
+"$(dirname "$0")/rmmod-rbln.sh" || { echo "suite: rmmod rbln failed"; fail=1; }
 udevadm settle --timeout=60
 leftover=$(ls /dev/rbln* 2>/dev/null)
 [ -z "$leftover" ] || { echo "suite: links left after unload: $leftover"; fail=1; }
