@@ -68,33 +68,65 @@ static void rbln_race_reclaims_of_one_client(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 }
 
-/* A revocation from another thread, started where a fault found its page. */
+/*
+ * The other side of a race, in a thread of its own: started at the test
+ * point, and given a second there.  One that does not wait for the thread
+ * at the point is over well before that; one that does waits, and the
+ * thread goes on after the second.
+ */
+struct other_side {
+	void (*run)(void);
+	struct completion done;
+	bool started;
+};
+
+static int rbln_race_other_side_fn(void *data)
+{
+	struct other_side *o = data;
+
+	o->run();
+	complete_all(&o->done);		/* the test point and the test both wait */
+	return 0;
+}
+
+static void rbln_race_other_side_init(struct other_side *o, void (*run)(void))
+{
+	o->run = run;
+	o->started = false;
+	init_completion(&o->done);
+}
+
+static void rbln_race_other_side_start(struct other_side *o)
+{
+	WRITE_ONCE(rbln_test_point_hook, NULL);
+	o->started = !IS_ERR(kthread_run(rbln_race_other_side_fn, o, "rbln-race"));
+	if (o->started)
+		wait_for_completion_timeout(&o->done, HZ);
+}
+
+/* Asserts that the other side was started and has ended. */
+static void rbln_race_other_side_ended(struct kunit *test, struct other_side *o)
+{
+	KUNIT_ASSERT_TRUE_MSG(test, o->started, "the test point was not reached");
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&o->done, 30 * HZ), 0UL);
+}
+
+/* A revocation, started where a fault found its page. */
 static struct {
 	struct rbln_device *rdev;
 	u64 client_id;
-	struct completion done;
-	bool started;
+	struct other_side side;
 } fault_revoke;
 
-static int rbln_race_revoker(void *unused)
+static void rbln_race_revoke(void)
 {
 	rbln_mem_revoke_client(fault_revoke.rdev, fault_revoke.client_id);
-	complete_all(&fault_revoke.done);	/* the hook and the test both wait */
-	return 0;
 }
 
 static int rbln_race_revoke_in_fault(enum rbln_test_point_id point)
 {
-	if (point != RBLN_TP_FAULT_FOUND)
-		return 0;
-	WRITE_ONCE(rbln_test_point_hook, NULL);
-	fault_revoke.started = !IS_ERR(kthread_run(rbln_race_revoker, NULL, "rbln-revoker"));
-	/*
-	 * A revocation that does not wait for this fault is over well before
-	 * this; one that does waits here, and the fault goes on after the wait.
-	 */
-	if (fault_revoke.started)
-		wait_for_completion_timeout(&fault_revoke.done, HZ);
+	if (point == RBLN_TP_FAULT_FOUND)
+		rbln_race_other_side_start(&fault_revoke.side);
 	return 0;
 }
 
@@ -118,16 +150,15 @@ static void rbln_race_revoke_and_fault(struct kunit *test)
 	addr = vm_mmap(file, 0, SZ_64K, PROT_READ, MAP_SHARED, info.mmap_offset);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld", (long)addr);
 
-	fault_revoke = (typeof(fault_revoke)){ .rdev = rdev,
-					       .client_id = rbln_test_client(file)->id };
-	init_completion(&fault_revoke.done);
+	fault_revoke.rdev = rdev;
+	fault_revoke.client_id = rbln_test_client(file)->id;
+	rbln_race_other_side_init(&fault_revoke.side, rbln_race_revoke);
 	rbln_test_set_point_hook(test, rbln_race_revoke_in_fault);
 
 	/* Whether this read sees the page depends on who won; either is right. */
 	if (copy_from_user(&byte, (void __user *)addr, 1))
 		byte = 0;
-	KUNIT_ASSERT_TRUE_MSG(test, fault_revoke.started, "the test point was not reached");
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&fault_revoke.done, 30 * HZ), 0UL);
+	rbln_race_other_side_ended(test, &fault_revoke.side);
 	KUNIT_EXPECT_NE_MSG(test, copy_from_user(&byte, (void __user *)addr, 1), 0UL,
 			    "a page of a revoked buffer is still mapped");
 	KUNIT_EXPECT_EQ(test, vm_munmap(addr, SZ_64K), 0);
@@ -188,29 +219,21 @@ static void rbln_race_list_while_a_file_is_released(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 }
 
-/* Removal of the device from another thread, started where RESET is about to recover. */
+/* Removal of the device, started where RESET is about to recover it. */
 static struct {
 	u32 id;
-	struct completion done;
-	bool started;
+	struct other_side side;
 } reset_removal;
 
-static int rbln_race_remover(void *unused)
+static void rbln_race_remove(void)
 {
 	rbln_sim_del_device(reset_removal.id);
-	complete_all(&reset_removal.done);	/* the hook and the test both wait */
-	return 0;
 }
 
 static int rbln_race_remove_in_reset(enum rbln_test_point_id point)
 {
-	if (point != RBLN_TP_RESET_RECOVERING)
-		return 0;
-	WRITE_ONCE(rbln_test_point_hook, NULL);
-	reset_removal.started = !IS_ERR(kthread_run(rbln_race_remover, NULL, "rbln-remover"));
-	/* A removal that does not wait for this RESET is over well before this. */
-	if (reset_removal.started)
-		wait_for_completion_timeout(&reset_removal.done, HZ);
+	if (point == RBLN_TP_RESET_RECOVERING)
+		rbln_race_other_side_start(&reset_removal.side);
 	return 0;
 }
 
@@ -226,13 +249,12 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 	struct file *admin = rbln_test_open(test, rdev);
 	struct drm_rbln_reset reset = { .flags = DRM_RBLN_RESET_FORCE };
 
-	reset_removal = (typeof(reset_removal)){ .id = rdev->info.index };
-	init_completion(&reset_removal.done);
+	reset_removal.id = rdev->info.index;
+	rbln_race_other_side_init(&reset_removal.side, rbln_race_remove);
 	rbln_test_set_point_hook(test, rbln_race_remove_in_reset);
 
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), 0);
-	KUNIT_ASSERT_TRUE_MSG(test, reset_removal.started, "the test point was not reached");
-	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&reset_removal.done, 30 * HZ), 0UL);
+	rbln_race_other_side_ended(test, &reset_removal.side);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 }
 
