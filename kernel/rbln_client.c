@@ -237,7 +237,7 @@ static void rbln_client_describe(struct rbln_client *client, struct rbln_client 
 
 /* The entries @caller may see, at most @room of them; returns how many exist. */
 u32 rbln_client_snapshot(struct rbln_device *rdev, struct rbln_client *caller,
-				struct drm_rbln_client *entries, u32 room)
+			 struct drm_rbln_client *entries, u32 room)
 {
 	bool all = capable(CAP_SYS_ADMIN);
 	struct rbln_client *client;

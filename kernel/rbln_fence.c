@@ -4,14 +4,17 @@
  * when the backend reports the job's end.  Each fence carries its own lock so
  * it may outlive the device (a sync_file or another driver can hold it).
  *
- * Outliving the device and the module is where the care goes.  Until 7.x the
- * core calls a fence's ops (names, release) for as long as anyone holds it,
- * and the scheduler's fence over ours names its timeline from the engine's
- * scheduler, inside the device.  So a started fence pins the module and the
- * device until it is freed: a held sync_file makes rmmod fail with "in use"
- * instead of leaving fences whose ops are gone.  The pins are dropped from a
- * work item (release may run in irq context, a device's release sleeps) on
- * the module's own queue, which module exit drains.
+ * Outliving the device and the module is where the care goes.  The core
+ * calls a fence's ops (names, release) for as long as anyone holds it (7.x
+ * stops at the signal only for fences without a release op, and ours has
+ * one), and the scheduler's fence over ours names its timeline from the
+ * engine's scheduler, inside the device.  So a started fence pins the module
+ * and the device until it is freed: a held sync_file makes rmmod fail with
+ * "in use" instead of leaving fences whose ops are gone.  Every scheduler
+ * fence gets one of ours as its parent, even a job killed before it ran.
+ * The pins are dropped from a work item (release may run in irq context, a
+ * device's release sleeps) on the module's own queue, which module exit
+ * drains.
  */
 #include <linux/dma-fence.h>
 #include <linux/module.h>
@@ -45,7 +48,8 @@ static void rbln_fence_free_work(struct work_struct *work)
 
 	if (f->drm)
 		drm_dev_put(f->drm);
-	kfree_rcu(f, base.rcu);		/* readers may still peek under RCU */
+	BUILD_BUG_ON(offsetof(struct rbln_fence, base));
+	dma_fence_free(&f->base);	/* after a grace period: readers may peek under RCU */
 	module_put(THIS_MODULE);	/* last: module exit drains the queue we run on */
 }
 
@@ -98,19 +102,24 @@ void rbln_fence_free_unstarted(struct rbln_fence *f)
 }
 
 /*
- * A failed direct job's fence, signalled at once.  On a timeline of its own:
- * on the engine's it could signal before an earlier scheduled job's fence.
+ * A fence that ends as it starts, with @error: a failed direct job's, or the
+ * parent given to a job killed before it ran.  On a timeline of its own: on
+ * the engine's it would signal before an earlier job's fence.  @drm: the
+ * device to pin, if a scheduler fence will name its timeline from it.
  */
-struct dma_fence *rbln_fence_create_failed(int error)
+struct dma_fence *rbln_fence_start_ended(struct rbln_fence *f, struct drm_device *drm, int error)
 {
-	struct rbln_fence *f = rbln_fence_alloc();
-
-	if (!f)
-		return NULL;
 	spin_lock_init(&f->lock);
-	rbln_fence_pin(f, NULL);
+	rbln_fence_pin(f, drm);
 	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, dma_fence_context_alloc(1), 1);
 	dma_fence_set_error(&f->base, error);
 	dma_fence_signal(&f->base);
 	return &f->base;
+}
+
+struct dma_fence *rbln_fence_create_failed(int error)
+{
+	struct rbln_fence *f = rbln_fence_alloc();
+
+	return f ? rbln_fence_start_ended(f, NULL, error) : NULL;
 }

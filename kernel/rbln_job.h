@@ -88,6 +88,7 @@ struct rbln_fence;
 struct rbln_fence *rbln_fence_alloc(void);
 struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine);
 void rbln_fence_free_unstarted(struct rbln_fence *f);
+struct dma_fence *rbln_fence_start_ended(struct rbln_fence *f, struct drm_device *drm, int error);
 struct dma_fence *rbln_fence_create_failed(int error);
 
 /* rbln_usage.c */

@@ -178,7 +178,17 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 
 	/* Killed before it ran (device removal): it still has to end. */
 	if (rbln_job_claim_end(job)) {
+		struct drm_sched_fence *s_fence = sched_job->s_fence;
+
 		job->scheduled = false;		/* its fences are the scheduler's already */
+		/* A parent, for the pins it holds (see rbln_fence.c). */
+		if (!s_fence->parent && job->spare_fence) {
+			smp_store_release(&s_fence->parent,
+					  rbln_fence_start_ended(job->spare_fence,
+								 &job->engine->chiplet->rdev->drm,
+								 -ECANCELED));
+			job->spare_fence = NULL;
+		}
 		rbln_job_end(job, -ECANCELED);
 	}
 	drm_sched_job_cleanup(sched_job);

@@ -165,6 +165,11 @@ static void rbln_sim_failed_probe(struct kunit *test)
 	rbln_test_device(test, "atom 16");
 }
 
+static void rbln_sim_del_248(void *unused)
+{
+	rbln_sim_del_device(248);	/* -ENOENT once the test point did */
+}
+
 static int rbln_sim_remove_when_found(enum rbln_test_point_id point)
 {
 	if (point == RBLN_TP_SIM_FOUND) {
@@ -184,6 +189,7 @@ static void rbln_sim_find_races_removal(struct kunit *test)
 	struct rbln_device *rdev;
 
 	KUNIT_ASSERT_EQ(test, rbln_sim_new_device("248 atom 16"), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_sim_del_248, NULL), 0);
 	rbln_test_set_point_hook(test, rbln_sim_remove_when_found);
 	rdev = rbln_sim_find_device(248);
 	KUNIT_ASSERT_NOT_NULL(test, rdev);

@@ -79,9 +79,10 @@ double gib_per_s(uint64_t bytes, double ns)
 	return double(bytes) / ns * 1e9 / double(1ull << 30);
 }
 
-// One job with syncobjs through the raw ioctl; returns its seqno.
-uint64_t submit_sync(int fd, uint32_t engine, uint32_t chiplet, const drm_rbln_copy &c,
-		     uint32_t in, uint32_t out)
+// One job with syncobjs through the raw ioctl, asking to hear of an end
+// inside SUBMIT (REPORT_END); returns it, with its seqno and status.
+drm_rbln_submit submit_sync(int fd, uint32_t engine, uint32_t chiplet, const drm_rbln_copy &c,
+			    uint32_t in, uint32_t out)
 {
 	drm_rbln_sync wait_for{in, 0, 0};
 	drm_rbln_submit s{};
@@ -93,9 +94,10 @@ uint64_t submit_sync(int fd, uint32_t engine, uint32_t chiplet, const drm_rbln_c
 	s.in_syncs = in ? reinterpret_cast<uintptr_t>(&wait_for) : 0;
 	s.in_sync_count = in ? 1 : 0;
 	s.out_sync.handle = out;
+	s.flags = DRM_RBLN_SUBMIT_REPORT_END;
 	if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s))
 		throw std::runtime_error(fmt::format("chain submit: {}", std::strerror(errno)));
-	return s.seqno;
+	return s;
 }
 
 } // namespace
@@ -138,11 +140,14 @@ int main(int argc, char **argv)
 			    0, sync[0]);
 		submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {n_dst.handle(), gather.handle(), 0, 0, 4096},
 			    sync[0], sync[1]);
+		// The chain's end: reported by the last SUBMIT when it ended inside
+		// it, as libdevmgr does, or else waited for.
+		const auto last = submit_sync(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0,
+					      {gather.handle(), host.handle(), 0, 0, 4096}, sync[1], 0);
 		drm_rbln_wait w{};
-		w.seqno = submit_sync(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0,
-				      {gather.handle(), host.handle(), 0, 0, 4096}, sync[1], 0);
+		w.seqno = last.seqno;
 		w.timeout_ns = 10'000'000'000;
-		if (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status)
+		if (last.ended ? last.status != 0 : ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status)
 			throw std::runtime_error("chain wait failed");
 	}, null_ioctl);
 

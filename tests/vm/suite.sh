@@ -28,22 +28,30 @@ done
 # the module must stay loaded meanwhile (the core calls the fence's ops until
 # it is freed), and unload once it is let go.
 echo "suite: a job's sync_file held past its device file keeps rbln.ko loaded"
-if ! "$(dirname "$0")/rmmod-rbln.sh" --idle; then
+settle="$(dirname "$0")/rmmod-rbln.sh --settle"
+if ! $settle 0; then
 	echo "suite: FAILED: rbln.ko still in use after the tests: $(cat /sys/module/rbln/refcnt)"
 	fail=1
 else
 	coproc HOLDER { "$build/cmake/tests/integration/rbln_fence_holder"; }
 	holder_pid=$HOLDER_PID
-	read -r -t 60 ready <&"${HOLDER[0]}"
+	# Bash drops the coproc's variables once it reaps it: keep the pipes.
+	exec {to_holder}>&"${HOLDER[1]}" {from_holder}<&"${HOLDER[0]}"
+	read -r -t 60 ready <&"$from_holder"
 	if [ "${ready:-}" != holding ]; then
 		echo "suite: FAILED: the fence holder did not start"
+		fail=1
+	elif ! $settle 1; then
+		# Its job's fence, held by the sync_file alone, is the one pin left.
+		echo "suite: FAILED: rbln.ko has $(cat /sys/module/rbln/refcnt) pins with a sync_file held, not 1"
 		fail=1
 	elif rmmod rbln 2>/dev/null; then
 		echo "suite: FAILED: rbln.ko unloaded while a sync_file held one of its fences"
 		fail=1
 	fi
-	echo go >&"${HOLDER[1]}"
-	cat <&"${HOLDER[0]}"
+	(echo go >&"$to_holder") 2>/dev/null
+	cat <&"$from_holder"
+	exec {to_holder}>&- {from_holder}<&-
 	wait "$holder_pid" || { echo "suite: FAILED: the fence holder"; fail=1; }
 fi
 
