@@ -18,12 +18,12 @@
 #include <drm/drm_print.h>
 
 #include "rbln_client.h"
-#include "rbln_test_point.h"
 #include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_gem.h"
 #include "rbln_job.h"
+#include "rbln_test_point.h"
 
 #define RBLN_CLIENT_ENTRY_MAX	4096
 

@@ -67,13 +67,17 @@ static const struct dma_fence_ops rbln_fence_ops = {
 	.release = rbln_fence_release,
 };
 
-/* Pins for a fence about to be initialised; see the top of the file. */
-static void rbln_fence_pin(struct rbln_fence *f, struct drm_device *drm)
+/* Starts @f on @context with its pins (see the top of the file); @drm may be NULL. */
+static struct dma_fence *rbln_fence_init(struct rbln_fence *f, struct drm_device *drm,
+					 u64 context, u64 seqno)
 {
+	spin_lock_init(&f->lock);
 	__module_get(THIS_MODULE);
 	f->drm = drm;
 	if (drm)
 		drm_dev_get(drm);
+	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, context, seqno);
+	return &f->base;
 }
 
 /*
@@ -87,12 +91,9 @@ struct rbln_fence *rbln_fence_alloc(void)
 
 struct dma_fence *rbln_fence_start(struct rbln_fence *f, struct rbln_engine *engine)
 {
-	spin_lock_init(&f->lock);
-	rbln_fence_pin(f, &engine->chiplet->rdev->drm);
 	/* run_job is serialised per engine, so seqnos follow completion order. */
-	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, engine->fence_context,
-		       atomic64_inc_return(&engine->fence_seqno));
-	return &f->base;
+	return rbln_fence_init(f, &engine->chiplet->rdev->drm, engine->fence_context,
+			       atomic64_inc_return(&engine->fence_seqno));
 }
 
 /* One that never started (its job was cancelled before it ran). */
@@ -109,12 +110,11 @@ void rbln_fence_free_unstarted(struct rbln_fence *f)
  */
 struct dma_fence *rbln_fence_start_ended(struct rbln_fence *f, struct drm_device *drm, int error)
 {
-	spin_lock_init(&f->lock);
-	rbln_fence_pin(f, drm);
-	dma_fence_init(&f->base, &rbln_fence_ops, &f->lock, dma_fence_context_alloc(1), 1);
-	dma_fence_set_error(&f->base, error);
-	dma_fence_signal(&f->base);
-	return &f->base;
+	struct dma_fence *fence = rbln_fence_init(f, drm, dma_fence_context_alloc(1), 1);
+
+	dma_fence_set_error(fence, error);
+	dma_fence_signal(fence);
+	return fence;
 }
 
 struct dma_fence *rbln_fence_create_failed(int error)
