@@ -30,17 +30,6 @@ static int release(struct kunit *test, struct file *file)
 	return rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_RELEASE, &a);
 }
 
-static int reclaim(struct kunit *test, struct file *caller, struct file *victim, u32 flags,
-		   u64 *freed)
-{
-	struct drm_rbln_reclaim r = { .client_id = rbln_test_client(victim)->id, .flags = flags };
-	int ret = rbln_test_ioctl(test, caller, DRM_IOCTL_RBLN_RECLAIM, &r);
-
-	if (freed)
-		*freed = r.freed_bytes;
-	return ret;
-}
-
 /* LIST_CLIENTS' entry for @file, as @caller sees it. */
 static struct drm_rbln_client client_entry(struct kunit *test, struct file *caller,
 					 struct file *file)
@@ -155,22 +144,25 @@ static void rbln_client_reclaim_rules(struct kunit *test)
 	rbln_test_bo(test, admin, SZ_1M, 0, 0);
 	KUNIT_ASSERT_EQ(test, acquire(test, victim), 0);
 
-	KUNIT_EXPECT_EQ(test, reclaim(test, admin, admin, 0, NULL), -EINVAL);	/* itself */
-	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, 0, NULL), -EBUSY);	/* not stale */
-	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, 1U << 1, NULL), -EINVAL);
+	/* Itself. */
+	KUNIT_EXPECT_EQ(test, rbln_test_reclaim(test, admin, admin, 0, NULL), -EINVAL);
+	/* Not stale. */
+	KUNIT_EXPECT_EQ(test, rbln_test_reclaim(test, admin, victim, 0, NULL), -EBUSY);
+	KUNIT_EXPECT_EQ(test, rbln_test_reclaim(test, admin, victim, 1U << 1, NULL), -EINVAL);
 	r.client_id = U64_MAX;
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RECLAIM, &r), -ENOENT);
 	r = (struct drm_rbln_reclaim){ .client_id = rbln_test_client(victim)->id, .reserved = 1 };
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RECLAIM, &r), -EINVAL);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), (u64)SZ_4M);
 
-	KUNIT_ASSERT_EQ(test, reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
+	KUNIT_ASSERT_EQ(test,
+			rbln_test_reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_2M + SZ_1M);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), (u64)SZ_1M);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_placed(rdev), 0ULL);
 	KUNIT_EXPECT_NULL(test, rdev->owner);
 	KUNIT_EXPECT_EQ(test, client_entry(test, admin, victim).flags, DRM_RBLN_CLIENT_REVOKED);
-	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, NULL),
+	KUNIT_EXPECT_EQ(test, rbln_test_reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, NULL),
 			-EALREADY);
 
 	/* The revoked file: every rbln call fails, and its buffers have no memory. */
@@ -222,7 +214,7 @@ static void rbln_client_stale_reclaim(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, client_entry(test, admin, o.file).flags,
 			DRM_RBLN_CLIENT_STALE | DRM_RBLN_CLIENT_ACQUIRED);
 
-	KUNIT_ASSERT_EQ(test, reclaim(test, admin, o.file, 0, &freed), 0);
+	KUNIT_ASSERT_EQ(test, rbln_test_reclaim(test, admin, o.file, 0, &freed), 0);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_4M);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 	KUNIT_EXPECT_EQ(test, acquire(test, admin), 0);
@@ -279,7 +271,8 @@ static void rbln_client_revoke_with_job_in_flight(struct kunit *test)
 	u64 freed;
 	rbln_sim_set_hang(rdev, 0, DRM_RBLN_ENGINE_NEURAL_DMA, true);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, user, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
-	KUNIT_ASSERT_EQ(test, reclaim(test, admin, user, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
+	KUNIT_ASSERT_EQ(test, rbln_test_reclaim(test, admin, user, DRM_RBLN_RECLAIM_FORCE, &freed),
+			0);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_256K);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rbln_test_client(user)->inflight), 0);
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
@@ -320,7 +313,8 @@ static void rbln_client_reclaim_takes_everything(struct kunit *test)
 	u64 freed;
 
 	KUNIT_EXPECT_EQ(test, client_entry(test, admin, victim).device_memory, (u64)SZ_1M);
-	KUNIT_ASSERT_EQ(test, reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
+	KUNIT_ASSERT_EQ(test,
+			rbln_test_reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_1M);	/* device memory only */
 	KUNIT_EXPECT_TRUE(test, host_bo->revoked);
 	KUNIT_EXPECT_NULL(test, host_bo->vaddr);

@@ -142,6 +142,17 @@ struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 hand
 	return to_rbln_bo(obj);
 }
 
+int rbln_test_reclaim(struct kunit *test, struct file *caller, struct file *victim, u32 flags,
+		      u64 *freed)
+{
+	struct drm_rbln_reclaim r = { .client_id = rbln_test_client(victim)->id, .flags = flags };
+	int ret = rbln_test_ioctl(test, caller, DRM_IOCTL_RBLN_RECLAIM, &r);
+
+	if (freed)
+		*freed = r.freed_bytes;
+	return ret;
+}
+
 static void rbln_test_clear_point_hook(void *unused)
 {
 	WRITE_ONCE(rbln_test_point_hook, NULL);

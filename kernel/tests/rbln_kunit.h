@@ -48,6 +48,10 @@ u32 rbln_test_bo(struct kunit *test, struct file *file, u64 size, u32 chiplet, u
 /* The buffer behind @handle, placed, referenced until the test ends. */
 struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 handle);
 
+/* RECLAIM of @victim's client by @caller with @flags; @freed (if not NULL) gets freed_bytes. */
+int rbln_test_reclaim(struct kunit *test, struct file *caller, struct file *victim, u32 flags,
+		      u64 *freed);
+
 /* Sets the test-point hook (rbln_test_point.h) for the rest of the test. */
 void rbln_test_set_point_hook(struct kunit *test, int (*hook)(enum rbln_test_point_id point));
 

@@ -16,16 +16,6 @@
 
 #include "rbln_kunit.h"
 
-static int reclaim(struct kunit *test, struct file *caller, struct file *victim, u64 *freed)
-{
-	struct drm_rbln_reclaim r = { .client_id = rbln_test_client(victim)->id,
-				      .flags = DRM_RBLN_RECLAIM_FORCE };
-	int ret = rbln_test_ioctl(test, caller, DRM_IOCTL_RBLN_RECLAIM, &r);
-
-	*freed = r.freed_bytes;
-	return ret;
-}
-
 /* The second RECLAIM, run where the first has chosen its victim. */
 static struct {
 	struct kunit *test;
@@ -40,8 +30,9 @@ static int rbln_race_reclaim_again(enum rbln_test_point_id point)
 	if (point != RBLN_TP_RECLAIM_CHOSEN)
 		return 0;
 	WRITE_ONCE(rbln_test_point_hook, NULL);	/* the second one passes here too */
-	second_reclaim.err = reclaim(second_reclaim.test, second_reclaim.admin,
-				     second_reclaim.victim, &second_reclaim.freed);
+	second_reclaim.err = rbln_test_reclaim(second_reclaim.test, second_reclaim.admin,
+					       second_reclaim.victim, DRM_RBLN_RECLAIM_FORCE,
+					       &second_reclaim.freed);
 	second_reclaim.ran = true;
 	return 0;
 }
@@ -61,7 +52,8 @@ static void rbln_race_reclaims_of_one_client(struct kunit *test)
 	second_reclaim = (typeof(second_reclaim)){ .test = test, .admin = admin, .victim = victim };
 	rbln_test_set_point_hook(test, rbln_race_reclaim_again);
 
-	KUNIT_EXPECT_EQ(test, reclaim(test, admin, victim, &freed), 0);
+	KUNIT_EXPECT_EQ(test,
+			rbln_test_reclaim(test, admin, victim, DRM_RBLN_RECLAIM_FORCE, &freed), 0);
 	KUNIT_ASSERT_TRUE_MSG(test, second_reclaim.ran, "the test point was not reached");
 	KUNIT_EXPECT_EQ(test, second_reclaim.err, -EALREADY);
 	KUNIT_EXPECT_EQ(test, freed, (u64)SZ_1M);
