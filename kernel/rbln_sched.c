@@ -20,6 +20,7 @@
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_job.h"
+#include "rbln_test_point.h"
 
 static unsigned int job_timeout_ms = 1000;
 module_param(job_timeout_ms, uint, 0644);
@@ -176,20 +177,25 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 {
 	struct rbln_job *job = to_rbln_job(sched_job);
 
-	/* Killed before it ran (device removal): it still has to end. */
+	/*
+	 * Killed before it ran (its entity was destroyed with the job still
+	 * waiting for its inputs): it still has to end.
+	 */
 	if (rbln_job_claim_end(job)) {
 		struct drm_sched_fence *s_fence = sched_job->s_fence;
+		struct rbln_device *rdev = job->engine->chiplet->rdev;
 
+		rbln_test_point(RBLN_TP_KILLED_JOB_ENDING);
 		job->scheduled = false;		/* its fences are the scheduler's already */
 		/* A parent, for the pins it holds (see rbln_fence.c). */
 		if (!s_fence->parent && job->spare_fence) {
 			smp_store_release(&s_fence->parent,
-					  rbln_fence_start_ended(job->spare_fence,
-								 &job->engine->chiplet->rdev->drm,
+					  rbln_fence_start_ended(job->spare_fence, &rdev->drm,
 								 -ECANCELED));
 			job->spare_fence = NULL;
 		}
-		rbln_job_end(job, -ECANCELED);
+		/* WAIT's status, as for the job's siblings that ran (see the UAPI). */
+		rbln_job_end(job, READ_ONCE(rdev->dying) ? -ENODEV : -ECANCELED);
 	}
 	drm_sched_job_cleanup(sched_job);
 	atomic_dec(&job->engine->unfreed);

@@ -26,6 +26,11 @@ enum rbln_test_point_id {
 	RBLN_TP_PROBE_REGISTERING,
 	/* The simulator found a device by id and dropped its lock. */
 	RBLN_TP_SIM_FOUND,
+	/*
+	 * The scheduler killed a job that never ran: its fence has signalled,
+	 * and free_job is about to end it (buffers back, WAIT's status).
+	 */
+	RBLN_TP_KILLED_JOB_ENDING,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

@@ -7,13 +7,18 @@
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
+#include <drm/drm_syncobj.h>
+#include <drm/gpu_scheduler.h>
 
+#include "../rbln_job.h"
 #include "rbln_kunit.h"
 
 /* The second RECLAIM, run where the first has chosen its victim. */
@@ -250,11 +255,169 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 }
 
+/*
+ * A WAIT for a job the scheduler killed before it ran, started where the
+ * job's fence has signalled but free_job has not ended it yet.
+ */
+static struct {
+	struct rbln_device *rdev;
+	struct file *file;
+	struct rbln_bo *dst;
+	struct drm_rbln_wait wait;
+	int wait_ret;
+	unsigned int dst_refs;		/* the buffer's references when WAIT returned */
+	bool returned_before_end;
+	struct other_side side;
+	/* The remover: a thread with SIGKILL pending, as a killed process would be. */
+	u32 id;
+	struct completion removed;
+} killed;
+
+static void rbln_race_wait_for_killed(void)
+{
+	killed.wait_ret = rbln_ioctl_wait(&killed.rdev->drm, &killed.wait,
+					  killed.file->private_data);
+	killed.dst_refs = kref_read(&killed.dst->base.refcount);
+}
+
+static int rbln_race_wait_in_kill(enum rbln_test_point_id point)
+{
+	if (point != RBLN_TP_KILLED_JOB_ENDING)
+		return 0;
+	rbln_race_other_side_start(&killed.side);
+	killed.returned_before_end = completion_done(&killed.side.done);
+	return 0;
+}
+
+static int rbln_race_killed_remover(void *unused)
+{
+	/*
+	 * The entity's flush waits (killably) for the queue to drain; a fatal
+	 * signal cuts it short, and the scheduler kills what is still queued.
+	 */
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	rbln_sim_del_device(killed.id);
+	flush_signals(current);
+	complete_all(&killed.removed);
+	return 0;
+}
+
+static const char *rbln_race_fence_name(struct dma_fence *fence)
+{
+	return "rbln-race-input";
+}
+
+static const struct dma_fence_ops rbln_race_fence_ops = {
+	.get_driver_name = rbln_race_fence_name,
+	.get_timeline_name = rbln_race_fence_name,
+};
+
+static DEFINE_SPINLOCK(rbln_race_fence_lock);
+
+static void rbln_race_put_fence(void *fence)
+{
+	dma_fence_put(fence);
+}
+
+/* Signals (if the test did not) and puts the input fence. */
+static void rbln_race_fence_done(void *fence)
+{
+	dma_fence_signal(fence);
+	dma_fence_put(fence);
+}
+
+/* A syncobj of @file holding a fence only the test signals; returns its handle. */
+static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fence **fence)
+{
+	struct drm_syncobj_create create = {};
+	struct drm_syncobj *syncobj;
+	struct dma_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	dma_fence_init(f, &rbln_race_fence_ops, &rbln_race_fence_lock, dma_fence_context_alloc(1), 1);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_fence_done, f), 0);
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_SYNCOBJ_CREATE, &create), 0);
+	syncobj = drm_syncobj_find(file->private_data, create.handle);
+	KUNIT_ASSERT_NOT_NULL(test, syncobj);
+	drm_syncobj_replace_fence(syncobj, f);
+	drm_syncobj_put(syncobj);
+	*fence = f;
+	return create.handle;
+}
+
+/*
+ * Removal by a killed process while a job waits for its input: the scheduler
+ * kills the job (its fence fails with -ESRCH), and a WAIT that sees that
+ * fence signalled returns only once the job has ended: status -ENODEV, its
+ * buffers given back.  WAIT used to return at once there (nothing was queued
+ * to flush yet), with the job's buffers still held.
+ */
+static void rbln_race_wait_for_a_killed_job(struct kunit *test)
+{
+	struct rbln_device *rdev = rbln_test_device(test, "rebel100 64");
+	struct file *file = rbln_test_open(test, rdev);
+	struct rbln_client *client = rbln_test_client(file);
+	u32 src = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	u32 dst = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
+	struct dma_fence *input, *done;
+	struct drm_rbln_copy copy = { .src_handle = src, .dst_handle = dst, .size = SZ_4K };
+	struct drm_rbln_sync in = { .handle = rbln_race_input(test, file, &input) };
+	struct drm_rbln_submit submit = {
+		.engine = DRM_RBLN_ENGINE_TASK_DMA, .copy_count = 1, .copy_size = sizeof(copy),
+		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &copy, sizeof(copy)),
+		.in_syncs = (u64)(uintptr_t)rbln_test_user_copy(test, &in, sizeof(in)),
+		.in_sync_count = 1,
+	};
+	struct task_struct *remover;
+	unsigned int refs;
+	struct rbln_job *job;
+	int i;
+
+	killed.rdev = rdev;
+	killed.file = file;
+	killed.dst = rbln_test_lookup(test, file, dst);
+	refs = kref_read(&killed.dst->base.refcount);
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_SUBMIT, &submit), 0);
+	mutex_lock(&client->lock);
+	job = xa_load(&client->jobs, submit.seqno);
+	done = job ? dma_fence_get(job->done) : NULL;
+	mutex_unlock(&client->lock);
+	KUNIT_ASSERT_NOT_NULL(test, done);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, done), 0);
+
+	killed.wait = (struct drm_rbln_wait){ .seqno = submit.seqno, .timeout_ns = 30LL * NSEC_PER_SEC };
+	killed.returned_before_end = false;
+	rbln_race_other_side_init(&killed.side, rbln_race_wait_for_killed);
+	rbln_test_set_point_hook(test, rbln_race_wait_in_kill);
+	killed.id = rdev->info.index;
+	init_completion(&killed.removed);
+	remover = kthread_run(rbln_race_killed_remover, NULL, "rbln-race-rm");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(remover));
+
+	/* The job is killed as its entity goes; only then may its input signal. */
+	for (i = 0; i < 1000 && READ_ONCE(client->entities[0][DRM_RBLN_ENGINE_TASK_DMA]); i++)
+		msleep(10);
+	dma_fence_signal(input);
+	KUNIT_ASSERT_GT_MSG(test, wait_for_completion_timeout(&killed.removed, 30 * HZ), 0UL,
+			    "the device was not removed");
+	rbln_race_other_side_ended(test, &killed.side);
+
+	KUNIT_EXPECT_EQ(test, done->error, -ESRCH);		/* killed, not run */
+	KUNIT_EXPECT_NOT_NULL(test, to_drm_sched_fence(done)->parent);	/* pins of ours */
+	KUNIT_EXPECT_FALSE_MSG(test, killed.returned_before_end,
+			       "WAIT returned before the killed job ended");
+	KUNIT_EXPECT_EQ(test, killed.wait_ret, 0);
+	KUNIT_EXPECT_EQ(test, killed.wait.status, -ENODEV);
+	KUNIT_EXPECT_EQ_MSG(test, killed.dst_refs, refs, "the job still held its buffer");
+}
+
 static struct kunit_case rbln_race_cases[] = {
 	KUNIT_CASE(rbln_race_reclaims_of_one_client),
 	KUNIT_CASE(rbln_race_revoke_and_fault),
 	KUNIT_CASE(rbln_race_list_while_a_file_is_released),
 	KUNIT_CASE(rbln_race_reset_and_removal),
+	KUNIT_CASE(rbln_race_wait_for_a_killed_job),
 	{}
 };
 
