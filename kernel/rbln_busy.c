@@ -3,6 +3,13 @@
  * Device busy time and utilisation.  Job execution brackets every job with
  * rbln_busy_begin()/rbln_busy_end(); overlapping jobs count once, so busy
  * time is "some engine was working", the definition nvidia-smi uses.
+ *
+ * Jobs begin and end in process context only (run_job, SUBMIT, the timeout
+ * handler, removal, and the backend's completion hook, which rbln_hw.h
+ * requires to run in a threaded interrupt handler or a work item), and so do
+ * the readers: the lock leaves interrupts on, which keeps it off the cost of
+ * every job (lockdep reports a backend that reports an end from a hard
+ * interrupt).
  */
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -28,27 +35,25 @@ void rbln_busy_init(struct rbln_busy *busy)
  */
 u64 rbln_busy_begin(struct rbln_busy *busy)
 {
-	unsigned long flags;
 	u64 now;
 
-	spin_lock_irqsave(&busy->lock, flags);
+	spin_lock(&busy->lock);
 	now = ktime_get_ns();
 	if (busy->active++ == 0)
 		busy->active_since_ns = now;
-	spin_unlock_irqrestore(&busy->lock, flags);
+	spin_unlock(&busy->lock);
 	return now;
 }
 
 u64 rbln_busy_end(struct rbln_busy *busy)
 {
-	unsigned long flags;
 	u64 now;
 
-	spin_lock_irqsave(&busy->lock, flags);
+	spin_lock(&busy->lock);
 	now = ktime_get_ns();
 	if (!WARN_ON_ONCE(busy->active == 0) && --busy->active == 0)
 		busy->total_ns += now - busy->active_since_ns;
-	spin_unlock_irqrestore(&busy->lock, flags);
+	spin_unlock(&busy->lock);
 	return now;
 }
 
@@ -59,22 +64,20 @@ static u64 rbln_busy_total_locked(const struct rbln_busy *busy, u64 now)
 
 u64 rbln_busy_total_ns(struct rbln_busy *busy)
 {
-	unsigned long flags;
 	u64 total;
 
-	spin_lock_irqsave(&busy->lock, flags);
+	spin_lock(&busy->lock);
 	total = rbln_busy_total_locked(busy, ktime_get_ns());
-	spin_unlock_irqrestore(&busy->lock, flags);
+	spin_unlock(&busy->lock);
 	return total;
 }
 
 u32 rbln_busy_utilization(struct rbln_busy *busy)
 {
-	unsigned long flags;
 	u64 now, total, elapsed;
 	u32 util;
 
-	spin_lock_irqsave(&busy->lock, flags);
+	spin_lock(&busy->lock);
 	now = ktime_get_ns();
 	elapsed = now - busy->sample_time_ns;
 	if (elapsed >= RBLN_UTIL_WINDOW_NS) {
@@ -85,6 +88,6 @@ u32 rbln_busy_utilization(struct rbln_busy *busy)
 		busy->sample_busy_ns = total;
 	}
 	util = busy->utilization;
-	spin_unlock_irqrestore(&busy->lock, flags);
+	spin_unlock(&busy->lock);
 	return util;
 }

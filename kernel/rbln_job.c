@@ -287,14 +287,16 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	 * its dma-buf's reservation lock, which SUBMIT holds around submit_lock.
 	 */
 	rbln_job_drop_buffers(job);
-	complete_all(&job->end_done);	/* no end work: a WAIT for a failure returns at once */
 	/*
 	 * A failure's fence, for WAIT and out_sync: signalled with the error
 	 * (NULL if it could not be made: SUBMIT fails then, as a success fence
-	 * would let dependent jobs run on bad input).  A success needs none.
+	 * would let dependent jobs run on bad input).  A success needs none, and
+	 * is not kept for WAIT.
 	 */
-	if (status)
+	if (status) {
+		complete_all(&job->end_done);	/* no end work: WAIT returns at once */
 		job->done = rbln_fence_create_failed(status);
+	}
 	return true;
 }
 
