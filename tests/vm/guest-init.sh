@@ -54,4 +54,6 @@ echo "$rc" > /run/vm/rc
 sync
 umount /run/vm
 echo o > /proc/sysrq-trigger
-sleep 10 2>/dev/null	# the 9p root may already be gone while powering off
+# Wait for the power-off with builtins only: the 9p root (and /bin/sleep) may be
+# gone already, and init must not exit meanwhile (that panics the kernel).
+while :; do read -r -t 10 _ </dev/console; done 2>/dev/null
