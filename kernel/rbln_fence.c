@@ -14,9 +14,10 @@
  * fence gets one of ours as its parent, even a job killed before it ran.
  * The pins are dropped from a work item (release may run in irq context, a
  * device's release sleeps) on the module's own queue, which module exit
- * drains.
+ * drains: released fences wait on a list, and one work item frees them all.
  */
 #include <linux/dma-fence.h>
+#include <linux/llist.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -29,7 +30,7 @@ struct rbln_fence {
 	struct dma_fence base;
 	spinlock_t lock;
 	struct drm_device *drm;		/* pinned while the fence lives, if any */
-	struct work_struct free_work;
+	struct llist_node free_node;	/* released, on rbln_fences_released */
 };
 
 static const char *rbln_fence_driver_name(struct dma_fence *fence)
@@ -42,23 +43,31 @@ static const char *rbln_fence_timeline_name(struct dma_fence *fence)
 	return "rbln-engine";
 }
 
-static void rbln_fence_free_work(struct work_struct *work)
-{
-	struct rbln_fence *f = container_of(work, struct rbln_fence, free_work);
+static LLIST_HEAD(rbln_fences_released);
 
-	if (f->drm)
-		drm_dev_put(f->drm);
-	BUILD_BUG_ON(offsetof(struct rbln_fence, base));
-	dma_fence_free(&f->base);	/* after a grace period: readers may peek under RCU */
-	module_put(THIS_MODULE);	/* last: module exit drains the queue we run on */
+static void rbln_fences_free_work(struct work_struct *work)
+{
+	struct llist_node *released = llist_del_all(&rbln_fences_released);
+	struct rbln_fence *f, *next;
+
+	llist_for_each_entry_safe(f, next, released, free_node) {
+		if (f->drm)
+			drm_dev_put(f->drm);
+		BUILD_BUG_ON(offsetof(struct rbln_fence, base));
+		dma_fence_free(&f->base);	/* after a grace period: readers may peek under RCU */
+		module_put(THIS_MODULE);	/* last: module exit drains the queue we run on */
+	}
 }
+
+static DECLARE_WORK(rbln_fences_free, rbln_fences_free_work);
 
 static void rbln_fence_release(struct dma_fence *fence)
 {
 	struct rbln_fence *f = container_of(fence, struct rbln_fence, base);
 
-	INIT_WORK(&f->free_work, rbln_fence_free_work);
-	rbln_jobs_queue_work(&f->free_work);
+	/* The first on the list queues the work; the others ride along. */
+	if (llist_add(&f->free_node, &rbln_fences_released))
+		rbln_jobs_queue_work(&rbln_fences_free);
 }
 
 static const struct dma_fence_ops rbln_fence_ops = {
