@@ -6,10 +6,9 @@
  *
  * Jobs begin and end in process context only (run_job, SUBMIT, the timeout
  * handler, removal, and the backend's completion hook, which rbln_hw.h
- * requires to run in a threaded interrupt handler or a work item), and so do
- * the readers: the lock leaves interrupts on, which keeps it off the cost of
- * every job (lockdep reports a backend that reports an end from a hard
- * interrupt).
+ * requires to run in a threaded interrupt handler or a work item, and which
+ * checks with might_sleep()), and so do the readers: the lock leaves
+ * interrupts and bottom halves on, which keeps it off the cost of every job.
  */
 #include <linux/ktime.h>
 #include <linux/math64.h>

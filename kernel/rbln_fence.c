@@ -14,7 +14,8 @@
  * fence gets one of ours as its parent, even a job killed before it ran.
  * The pins are dropped from a work item (release may run in irq context, a
  * device's release sleeps) on the module's own queue, which module exit
- * drains: released fences wait on a list, and one work item frees them all.
+ * drains: released fences wait on a list, and one work item frees them all,
+ * one after another (a device's last put, which frees it, among them).
  */
 #include <linux/dma-fence.h>
 #include <linux/llist.h>
@@ -56,6 +57,7 @@ static void rbln_fences_free_work(struct work_struct *work)
 		BUILD_BUG_ON(offsetof(struct rbln_fence, base));
 		dma_fence_free(&f->base);	/* after a grace period: readers may peek under RCU */
 		module_put(THIS_MODULE);	/* last: module exit drains the queue we run on */
+		cond_resched();			/* removal may release thousands at once */
 	}
 }
 

@@ -43,6 +43,7 @@
 #include "rbln_gem.h"
 #include "rbln_job.h"
 #include "rbln_sync.h"
+#include "rbln_test_point.h"
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
@@ -249,6 +250,7 @@ void rbln_job_flush_end(struct rbln_job *job)
 	 */
 	if (cancel_work(&job->end_work))
 		rbln_job_end_work(&job->end_work);
+	rbln_test_point(RBLN_TP_WAIT_ENDING);
 	wait_for_completion(&job->end_done);
 }
 

@@ -103,6 +103,7 @@ void rbln_hw_job_done(struct rbln_hw_job *hw, int status)
 {
 	struct rbln_job *job = container_of(hw, struct rbln_job, hw);
 
+	might_sleep();		/* the contract (rbln_hw.h): busy time's lock keeps irqs on */
 	rbln_engine_clear_active(job->engine, job);
 	if (rbln_job_claim_end(job))
 		rbln_job_end(job, status);
@@ -178,24 +179,26 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 	struct rbln_job *job = to_rbln_job(sched_job);
 
 	/*
-	 * Killed before it ran (its entity was destroyed with the job still
-	 * waiting for its inputs): it still has to end.
+	 * Killed before it ran: its entity was destroyed with the job still
+	 * waiting for its inputs, which only removal does (close and revocation
+	 * drain a file's jobs first), and only when the remover's wait for the
+	 * queue was cut short by a fatal signal.  It still has to end: -ENODEV,
+	 * as for the jobs removal ends otherwise (see the UAPI).
 	 */
 	if (rbln_job_claim_end(job)) {
 		struct drm_sched_fence *s_fence = sched_job->s_fence;
-		struct rbln_device *rdev = job->engine->chiplet->rdev;
 
 		rbln_test_point(RBLN_TP_KILLED_JOB_ENDING);
 		job->scheduled = false;		/* its fences are the scheduler's already */
 		/* A parent, for the pins it holds (see rbln_fence.c). */
 		if (!s_fence->parent && job->spare_fence) {
 			smp_store_release(&s_fence->parent,
-					  rbln_fence_start_ended(job->spare_fence, &rdev->drm,
-								 -ECANCELED));
+					  rbln_fence_start_ended(job->spare_fence,
+								 &job->engine->chiplet->rdev->drm,
+								 -ENODEV));
 			job->spare_fence = NULL;
 		}
-		/* WAIT's status, as for the job's siblings that ran (see the UAPI). */
-		rbln_job_end(job, READ_ONCE(rdev->dying) ? -ENODEV : -ECANCELED);
+		rbln_job_end(job, -ENODEV);
 	}
 	drm_sched_job_cleanup(sched_job);
 	atomic_dec(&job->engine->unfreed);
@@ -270,7 +273,7 @@ static void rbln_client_entities_destroy(struct rbln_client *client)
 			 */
 			wait_for_completion(&entity->entity_idle);
 			kfree(entity);
-			client->entities[i][kind] = NULL;
+			WRITE_ONCE(client->entities[i][kind], NULL);	/* tests poll it */
 		}
 	}
 	list_del_init(&client->entities_link);

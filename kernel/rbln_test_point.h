@@ -31,6 +31,8 @@ enum rbln_test_point_id {
 	 * and free_job is about to end it (buffers back, WAIT's status).
 	 */
 	RBLN_TP_KILLED_JOB_ENDING,
+	/* WAIT saw the job's fence signalled; it waits for the job's end next. */
+	RBLN_TP_WAIT_ENDING,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

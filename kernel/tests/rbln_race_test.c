@@ -256,39 +256,35 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 }
 
 /*
- * A WAIT for a job the scheduler killed before it ran, started where the
- * job's fence has signalled but free_job has not ended it yet.
+ * A WAIT asleep on a job's fence when removal kills the job, held where the
+ * fence has signalled but free_job has not ended the job yet.
  */
 static struct {
 	struct rbln_device *rdev;
 	struct file *file;
 	struct rbln_bo *dst;
+	struct dma_fence *input, *done;
 	struct drm_rbln_wait wait;
 	int wait_ret;
 	unsigned int dst_refs;		/* the buffer's references when WAIT returned */
+	bool wait_at_end;		/* WAIT passed RBLN_TP_WAIT_ENDING */
 	bool returned_before_end;
-	struct other_side side;
-	/* The remover: a thread with SIGKILL pending, as a killed process would be. */
+	bool waiting, removing;		/* threads started */
+	struct completion waited, removed;
 	u32 id;
-	struct completion removed;
 } killed;
 
-static void rbln_race_wait_for_killed(void)
+/* WAIT as a process already inside the ioctl when removal began (past drm_ioctl's checks). */
+static int rbln_race_waiter(void *unused)
 {
 	killed.wait_ret = rbln_ioctl_wait(&killed.rdev->drm, &killed.wait,
 					  killed.file->private_data);
 	killed.dst_refs = kref_read(&killed.dst->base.refcount);
-}
-
-static int rbln_race_wait_in_kill(enum rbln_test_point_id point)
-{
-	if (point != RBLN_TP_KILLED_JOB_ENDING)
-		return 0;
-	rbln_race_other_side_start(&killed.side);
-	killed.returned_before_end = completion_done(&killed.side.done);
+	complete_all(&killed.waited);
 	return 0;
 }
 
+/* The remover: a thread with SIGKILL pending, as a killed process would be. */
 static int rbln_race_killed_remover(void *unused)
 {
 	/*
@@ -301,6 +297,31 @@ static int rbln_race_killed_remover(void *unused)
 	flush_signals(current);
 	complete_all(&killed.removed);
 	return 0;
+}
+
+static int rbln_race_hold_killed_job(enum rbln_test_point_id point)
+{
+	int i;
+
+	if (point == RBLN_TP_WAIT_ENDING) {
+		WRITE_ONCE(killed.wait_at_end, true);
+	} else if (point == RBLN_TP_KILLED_JOB_ENDING) {
+		/* The fence woke WAIT: let it get to the job's end, then give it a second. */
+		for (i = 0; i < 3000 && !READ_ONCE(killed.wait_at_end); i++)
+			msleep(10);
+		killed.returned_before_end = wait_for_completion_timeout(&killed.waited, HZ);
+	}
+	return 0;
+}
+
+/* Cleanup, before the test's references go: the threads end once the input signals. */
+static void rbln_race_join_killed(void *unused)
+{
+	dma_fence_signal(killed.input);
+	if (killed.removing)
+		wait_for_completion(&killed.removed);
+	if (killed.waiting)
+		wait_for_completion(&killed.waited);
 }
 
 static const char *rbln_race_fence_name(struct dma_fence *fence)
@@ -320,13 +341,6 @@ static void rbln_race_put_fence(void *fence)
 	dma_fence_put(fence);
 }
 
-/* Signals (if the test did not) and puts the input fence. */
-static void rbln_race_fence_done(void *fence)
-{
-	dma_fence_signal(fence);
-	dma_fence_put(fence);
-}
-
 /* A syncobj of @file holding a fence only the test signals; returns its handle. */
 static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fence **fence)
 {
@@ -336,7 +350,7 @@ static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fen
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	dma_fence_init(f, &rbln_race_fence_ops, &rbln_race_fence_lock, dma_fence_context_alloc(1), 1);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_fence_done, f), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, f), 0);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_SYNCOBJ_CREATE, &create), 0);
 	syncobj = drm_syncobj_find(file->private_data, create.handle);
 	KUNIT_ASSERT_NOT_NULL(test, syncobj);
@@ -346,12 +360,25 @@ static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fen
 	return create.handle;
 }
 
+/* Whether someone waits on @fence (WAIT's sleep adds a callback). */
+static bool rbln_race_fence_waited_on(struct dma_fence *fence)
+{
+	unsigned long flags;
+	bool waited;
+
+	spin_lock_irqsave(fence->lock, flags);
+	waited = !list_empty(&fence->cb_list);
+	spin_unlock_irqrestore(fence->lock, flags);
+	return waited;
+}
+
 /*
- * Removal by a killed process while a job waits for its input: the scheduler
- * kills the job (its fence fails with -ESRCH), and a WAIT that sees that
- * fence signalled returns only once the job has ended: status -ENODEV, its
- * buffers given back.  WAIT used to return at once there (nothing was queued
- * to flush yet), with the job's buffers still held.
+ * Removal by a killed process while a job waits for its input, with a WAIT
+ * for the job asleep: the scheduler kills the job (its fence fails with
+ * -ESRCH, and gets a parent of ours for the pins), and the WAIT, woken by
+ * that fence, returns only once the job has ended: status -ENODEV, its
+ * buffers given back.  WAIT used to return at once there (it flushed an end
+ * work not queued yet), with the job's status unset and its buffers held.
  */
 static void rbln_race_wait_for_a_killed_job(struct kunit *test)
 {
@@ -360,51 +387,58 @@ static void rbln_race_wait_for_a_killed_job(struct kunit *test)
 	struct rbln_client *client = rbln_test_client(file);
 	u32 src = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
 	u32 dst = rbln_test_bo(test, file, SZ_64K, 0, DRM_RBLN_BO_EAGER);
-	struct dma_fence *input, *done;
 	struct drm_rbln_copy copy = { .src_handle = src, .dst_handle = dst, .size = SZ_4K };
-	struct drm_rbln_sync in = { .handle = rbln_race_input(test, file, &input) };
+	struct drm_rbln_sync in = {};
 	struct drm_rbln_submit submit = {
 		.engine = DRM_RBLN_ENGINE_TASK_DMA, .copy_count = 1, .copy_size = sizeof(copy),
 		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &copy, sizeof(copy)),
-		.in_syncs = (u64)(uintptr_t)rbln_test_user_copy(test, &in, sizeof(in)),
 		.in_sync_count = 1,
 	};
-	struct task_struct *remover;
 	unsigned int refs;
 	struct rbln_job *job;
 	int i;
 
-	killed.rdev = rdev;
-	killed.file = file;
+	killed = (typeof(killed)){ .rdev = rdev, .file = file, .id = rdev->info.index };
+	init_completion(&killed.waited);
+	init_completion(&killed.removed);
 	killed.dst = rbln_test_lookup(test, file, dst);
+	in.handle = rbln_race_input(test, file, &killed.input);
+	submit.in_syncs = (u64)(uintptr_t)rbln_test_user_copy(test, &in, sizeof(in));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_join_killed, NULL), 0);
+
 	refs = kref_read(&killed.dst->base.refcount);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_SUBMIT, &submit), 0);
 	mutex_lock(&client->lock);
 	job = xa_load(&client->jobs, submit.seqno);
-	done = job ? dma_fence_get(job->done) : NULL;
+	killed.done = job ? dma_fence_get(job->done) : NULL;
 	mutex_unlock(&client->lock);
-	KUNIT_ASSERT_NOT_NULL(test, done);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, done), 0);
+	KUNIT_ASSERT_NOT_NULL(test, killed.done);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, killed.done), 0);
+	rbln_test_set_point_hook(test, rbln_race_hold_killed_job);
 
 	killed.wait = (struct drm_rbln_wait){ .seqno = submit.seqno, .timeout_ns = 30LL * NSEC_PER_SEC };
-	killed.returned_before_end = false;
-	rbln_race_other_side_init(&killed.side, rbln_race_wait_for_killed);
-	rbln_test_set_point_hook(test, rbln_race_wait_in_kill);
-	killed.id = rdev->info.index;
-	init_completion(&killed.removed);
-	remover = kthread_run(rbln_race_killed_remover, NULL, "rbln-race-rm");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(remover));
-
-	/* The job is killed as its entity goes; only then may its input signal. */
-	for (i = 0; i < 1000 && READ_ONCE(client->entities[0][DRM_RBLN_ENGINE_TASK_DMA]); i++)
+	killed.waiting = !IS_ERR(kthread_run(rbln_race_waiter, NULL, "rbln-race-wait"));
+	KUNIT_ASSERT_TRUE(test, killed.waiting);
+	for (i = 0; i < 3000 && !rbln_race_fence_waited_on(killed.done); i++)
 		msleep(10);
-	dma_fence_signal(input);
+	KUNIT_ASSERT_TRUE_MSG(test, rbln_race_fence_waited_on(killed.done), "WAIT is not asleep");
+
+	killed.removing = !IS_ERR(kthread_run(rbln_race_killed_remover, NULL, "rbln-race-rm"));
+	KUNIT_ASSERT_TRUE(test, killed.removing);
+	/* The job is killed as its entity goes; only then may its input signal. */
+	for (i = 0; i < 3000 && READ_ONCE(client->entities[0][DRM_RBLN_ENGINE_TASK_DMA]); i++)
+		msleep(10);
+	KUNIT_EXPECT_NULL_MSG(test, READ_ONCE(client->entities[0][DRM_RBLN_ENGINE_TASK_DMA]),
+			      "the entity was not destroyed: the remover's flush was not cut short");
+	dma_fence_signal(killed.input);
 	KUNIT_ASSERT_GT_MSG(test, wait_for_completion_timeout(&killed.removed, 30 * HZ), 0UL,
 			    "the device was not removed");
-	rbln_race_other_side_ended(test, &killed.side);
+	KUNIT_ASSERT_GT_MSG(test, wait_for_completion_timeout(&killed.waited, 30 * HZ), 0UL,
+			    "WAIT did not return");
 
-	KUNIT_EXPECT_EQ(test, done->error, -ESRCH);		/* killed, not run */
-	KUNIT_EXPECT_NOT_NULL(test, to_drm_sched_fence(done)->parent);	/* pins of ours */
+	KUNIT_EXPECT_EQ(test, killed.done->error, -ESRCH);	/* killed, not run */
+	KUNIT_EXPECT_NOT_NULL(test, to_drm_sched_fence(killed.done)->parent);	/* pins of ours */
+	KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(killed.wait_at_end), "the test point was not reached");
 	KUNIT_EXPECT_FALSE_MSG(test, killed.returned_before_end,
 			       "WAIT returned before the killed job ended");
 	KUNIT_EXPECT_EQ(test, killed.wait_ret, 0);
