@@ -2,6 +2,7 @@
 /* Helpers of the KUnit suites; see rbln_kunit.h. */
 #include <kunit/resource.h>
 #include <linux/atomic.h>
+#include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/mman.h>
 #include <linux/uaccess.h>
@@ -12,6 +13,7 @@
 
 #include "../rbln_client.h"
 #include "../rbln_gem.h"
+#include "../rbln_job.h"
 #include "../sim/rbln_sim.h"
 #include "rbln_kunit.h"
 
@@ -151,6 +153,27 @@ int rbln_test_reclaim(struct kunit *test, struct file *caller, struct file *vict
 	if (freed)
 		*freed = r.freed_bytes;
 	return ret;
+}
+
+void rbln_test_put_fence(void *fence)
+{
+	dma_fence_put(fence);
+}
+
+struct dma_fence *rbln_test_job_fence(struct kunit *test, struct file *file, u64 seqno)
+{
+	struct rbln_client *client = rbln_test_client(file);
+	struct dma_fence *fence = NULL;
+	struct rbln_job *job;
+
+	mutex_lock(&client->lock);
+	job = xa_load(&client->jobs, seqno);
+	if (job)
+		fence = dma_fence_get(job->done);
+	mutex_unlock(&client->lock);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, fence, "job %llu is not kept for WAIT", seqno);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_put_fence, fence), 0);
+	return fence;
 }
 
 static void rbln_test_clear_point_hook(void *unused)

@@ -52,6 +52,11 @@ struct rbln_bo *rbln_test_lookup(struct kunit *test, struct file *file, u32 hand
 int rbln_test_reclaim(struct kunit *test, struct file *caller, struct file *victim, u32 flags,
 		      u64 *freed);
 
+/* dma_fence_put() as a KUnit action. */
+void rbln_test_put_fence(void *fence);
+/* The fence WAIT waits on for job @seqno of @file (the scheduler's), held until the test ends. */
+struct dma_fence *rbln_test_job_fence(struct kunit *test, struct file *file, u64 seqno);
+
 /* Sets the test-point hook (rbln_test_point.h) for the rest of the test. */
 void rbln_test_set_point_hook(struct kunit *test, int (*hook)(enum rbln_test_point_id point));
 

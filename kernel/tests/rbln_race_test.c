@@ -336,11 +336,6 @@ static const struct dma_fence_ops rbln_race_fence_ops = {
 
 static DEFINE_SPINLOCK(rbln_race_fence_lock);
 
-static void rbln_race_put_fence(void *fence)
-{
-	dma_fence_put(fence);
-}
-
 /* A syncobj of @file holding a fence only the test signals; returns its handle. */
 static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fence **fence)
 {
@@ -350,7 +345,7 @@ static u32 rbln_race_input(struct kunit *test, struct file *file, struct dma_fen
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	dma_fence_init(f, &rbln_race_fence_ops, &rbln_race_fence_lock, dma_fence_context_alloc(1), 1);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, f), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_put_fence, f), 0);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_SYNCOBJ_CREATE, &create), 0);
 	syncobj = drm_syncobj_find(file->private_data, create.handle);
 	KUNIT_ASSERT_NOT_NULL(test, syncobj);
@@ -395,7 +390,6 @@ static void rbln_race_wait_for_a_killed_job(struct kunit *test)
 		.in_sync_count = 1,
 	};
 	unsigned int refs;
-	struct rbln_job *job;
 	int i;
 
 	killed = (typeof(killed)){ .rdev = rdev, .file = file, .id = rdev->info.index };
@@ -408,12 +402,7 @@ static void rbln_race_wait_for_a_killed_job(struct kunit *test)
 
 	refs = kref_read(&killed.dst->base.refcount);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_SUBMIT, &submit), 0);
-	mutex_lock(&client->lock);
-	job = xa_load(&client->jobs, submit.seqno);
-	killed.done = job ? dma_fence_get(job->done) : NULL;
-	mutex_unlock(&client->lock);
-	KUNIT_ASSERT_NOT_NULL(test, killed.done);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_race_put_fence, killed.done), 0);
+	killed.done = rbln_test_job_fence(test, file, submit.seqno);
 	rbln_test_set_point_hook(test, rbln_race_hold_killed_job);
 
 	killed.wait = (struct drm_rbln_wait){ .seqno = submit.seqno, .timeout_ns = 30LL * NSEC_PER_SEC };

@@ -126,28 +126,6 @@ static void rbln_sched_timeout_resets_one_engine(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, 0);
 }
 
-static void rbln_test_put_fence(void *fence)
-{
-	dma_fence_put(fence);
-}
-
-/* The fence a job's waiters see (the scheduler's), held until the test ends. */
-static struct dma_fence *job_fence(struct kunit *test, u64 seqno)
-{
-	struct rbln_client *client = rbln_test_client(((struct sched_fixture *)test->priv)->file);
-	struct dma_fence *fence = NULL;
-	struct rbln_job *job;
-
-	mutex_lock(&client->lock);
-	job = xa_load(&client->jobs, seqno);
-	if (job)
-		fence = dma_fence_get(job->done);
-	mutex_unlock(&client->lock);
-	KUNIT_ASSERT_NOT_NULL(test, fence);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_test_put_fence, fence), 0);
-	return fence;
-}
-
 /*
  * Removing the device with a job held by a hung engine ends it, and the one
  * queued behind it, at once.  Both scheduler fences end up with a parent of
@@ -162,8 +140,8 @@ static void rbln_sched_removal_ends_held_jobs(struct kunit *test)
 	u64 start;
 
 	rbln_sim_set_hang(f->rdev, 0, NEURAL, true);
-	held = job_fence(test, submit_copy(test, NEURAL, f->a, f->b));
-	queued = job_fence(test, submit_copy(test, NEURAL, f->b, f->c));
+	held = rbln_test_job_fence(test, f->file, submit_copy(test, NEURAL, f->a, f->b));
+	queued = rbln_test_job_fence(test, f->file, submit_copy(test, NEURAL, f->b, f->c));
 	start = ktime_get_ns();
 	rbln_test_remove_device(test, f->rdev);
 	KUNIT_EXPECT_EQ(test, atomic_read(&client->inflight), 0);
