@@ -181,9 +181,9 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 	/*
 	 * Killed before it ran: its entity was destroyed with the job still
 	 * waiting for its inputs, which only removal does (close and revocation
-	 * drain a file's jobs first), and only when the remover's wait for the
-	 * queue was cut short by a fatal signal.  It still has to end: -ENODEV,
-	 * as for the jobs removal ends otherwise (see the UAPI).
+	 * drain a file's jobs first), when the remover's wait for the queue was
+	 * cut short (it was killed).  It still has to end: -ENODEV, as for the
+	 * jobs removal ends otherwise (see the UAPI).
 	 */
 	if (rbln_job_claim_end(job)) {
 		struct drm_sched_fence *s_fence = sched_job->s_fence;
