@@ -73,9 +73,13 @@ static void rbln_race_reclaims_of_one_client(struct kunit *test)
  */
 struct other_side {
 	void (*run)(void);
+	enum rbln_test_point_id point;	/* where it starts */
 	struct completion done;
 	bool started;
 };
+
+/* The side a test armed; one at a time, as the hook. */
+static struct other_side *armed_side;
 
 static int rbln_race_other_side_fn(void *data)
 {
@@ -86,19 +90,29 @@ static int rbln_race_other_side_fn(void *data)
 	return 0;
 }
 
-static void rbln_race_other_side_init(struct other_side *o, void (*run)(void))
+static int rbln_race_start_armed_side(enum rbln_test_point_id point)
 {
-	o->run = run;
-	o->started = false;
-	init_completion(&o->done);
-}
+	struct other_side *o = armed_side;
 
-static void rbln_race_other_side_start(struct other_side *o)
-{
+	if (point != o->point)
+		return 0;
 	WRITE_ONCE(rbln_test_point_hook, NULL);
 	o->started = !IS_ERR(kthread_run(rbln_race_other_side_fn, o, "rbln-race"));
 	if (o->started)
 		wait_for_completion_timeout(&o->done, HZ);
+	return 0;
+}
+
+/* Has @run start in a thread of its own when a thread passes @point. */
+static void rbln_race_other_side_at(struct kunit *test, struct other_side *o,
+				    enum rbln_test_point_id point, void (*run)(void))
+{
+	o->run = run;
+	o->point = point;
+	o->started = false;
+	init_completion(&o->done);
+	armed_side = o;
+	rbln_test_set_point_hook(test, rbln_race_start_armed_side);
 }
 
 /* Asserts that the other side was started and has ended. */
@@ -118,13 +132,6 @@ static struct {
 static void rbln_race_revoke(void)
 {
 	rbln_mem_revoke_client(fault_revoke.rdev, fault_revoke.client_id);
-}
-
-static int rbln_race_revoke_in_fault(enum rbln_test_point_id point)
-{
-	if (point == RBLN_TP_FAULT_FOUND)
-		rbln_race_other_side_start(&fault_revoke.side);
-	return 0;
 }
 
 /*
@@ -149,8 +156,7 @@ static void rbln_race_revoke_and_fault(struct kunit *test)
 
 	fault_revoke.rdev = rdev;
 	fault_revoke.client_id = rbln_test_client(file)->id;
-	rbln_race_other_side_init(&fault_revoke.side, rbln_race_revoke);
-	rbln_test_set_point_hook(test, rbln_race_revoke_in_fault);
+	rbln_race_other_side_at(test, &fault_revoke.side, RBLN_TP_FAULT_FOUND, rbln_race_revoke);
 
 	/* Whether this read sees the page depends on who won; either is right. */
 	if (copy_from_user(&byte, (void __user *)addr, 1))
@@ -227,13 +233,6 @@ static void rbln_race_remove(void)
 	rbln_sim_del_device(reset_removal.id);
 }
 
-static int rbln_race_remove_in_reset(enum rbln_test_point_id point)
-{
-	if (point == RBLN_TP_RESET_RECOVERING)
-		rbln_race_other_side_start(&reset_removal.side);
-	return 0;
-}
-
 /*
  * RESET racing removal: removal waits for the RESET to end, and the device is
  * FINISH afterwards.  RESET used to run outside drm_dev_enter(), so removal
@@ -247,8 +246,8 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 	struct drm_rbln_reset reset = { .flags = DRM_RBLN_RESET_FORCE };
 
 	reset_removal.id = rdev->info.index;
-	rbln_race_other_side_init(&reset_removal.side, rbln_race_remove);
-	rbln_test_set_point_hook(test, rbln_race_remove_in_reset);
+	rbln_race_other_side_at(test, &reset_removal.side, RBLN_TP_RESET_RECOVERING,
+				rbln_race_remove);
 
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), 0);
 	rbln_race_other_side_ended(test, &reset_removal.side);
