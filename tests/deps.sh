@@ -10,6 +10,7 @@ packages=(
 	build-essential cmake pkg-config git
 	libgtest-dev libgmock-dev libdrm-dev libudev-dev libnl-genl-3-dev libfmt-dev nlohmann-json3-dev
 	dkms sparse kmod openssl strace python3-jsonschema
+	pahole	# the 6.12 headers' dependency (BTF of modules); they are unpacked, not installed
 	qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
