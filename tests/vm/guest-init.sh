@@ -24,16 +24,32 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmout /run/vm
 # shellcheck source=/dev/null
 . /run/vm/env
 
-# This kernel's modules, from the cache, where modprobe looks for them.
-mount --bind "$RBLN_VM_KERNEL_DIR/root/lib/modules" /usr/lib/modules
-
-# Writable /etc (groups, udev rules), /tmp and /var/tmp that leave the host's
-# untouched but keep its files visible: the checkout under test may live there.
-modprobe overlay
-for dir in /etc /tmp /var/tmp; do
-	upper=/dev/shm/overlay$dir
+# Writable directories that leave the host's untouched but keep its files
+# visible: an overlay with its upper layer in tmpfs.
+overlay() {
+	local dir=$1 upper=/dev/shm/overlay$1
 	mkdir -p "$upper/upper" "$upper/work"
 	mount -t overlay overlay -o "lowerdir=$dir,upperdir=$upper/upper,workdir=$upper/work" "$dir"
+}
+
+# This kernel's modules, from the cache, where modprobe looks for them.  A
+# host without /usr/lib/modules (a container's root) gets one in an overlay of
+# /usr/lib, with overlayfs loaded by path (where it is a module) since modprobe
+# has no modules to look in yet.
+modules=$RBLN_VM_KERNEL_DIR/root/lib/modules
+if [ ! -d /usr/lib/modules ]; then
+	grep -qw overlay /proc/filesystems ||
+		insmod "$(find "$modules/$(uname -r)/kernel/fs/overlayfs" -name 'overlay.ko*' | head -n 1)"
+	overlay /usr/lib
+	mkdir /usr/lib/modules
+fi
+mount --bind "$modules" /usr/lib/modules
+
+# Writable /etc (groups, udev rules), /tmp and /var/tmp: the checkout under
+# test may live there.
+modprobe overlay
+for dir in /etc /tmp /var/tmp; do
+	overlay "$dir"
 done
 hostname rbln-vm
 
