@@ -68,6 +68,7 @@ RBLN_IOCTL_GUARDED(rbln_ioctl_device_info)
 RBLN_IOCTL_GUARDED(rbln_ioctl_bo_create)
 RBLN_IOCTL_GUARDED(rbln_ioctl_bo_info)
 RBLN_IOCTL_CHECKED(rbln_ioctl_submit)
+RBLN_IOCTL_CHECKED(rbln_ioctl_submit_batch)
 RBLN_IOCTL_CHECKED(rbln_ioctl_wait)
 RBLN_IOCTL_GUARDED(rbln_ioctl_client_usage)
 RBLN_IOCTL_GUARDED(rbln_ioctl_acquire)
@@ -94,6 +95,7 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	RBLN_IOCTL_DEF(RBLN_RECLAIM, rbln_ioctl_reclaim),
 	RBLN_IOCTL_DEF(RBLN_RESET, rbln_ioctl_reset),
 	RBLN_IOCTL_DEF(RBLN_DEVICE_STATUS, rbln_ioctl_device_status),
+	RBLN_IOCTL_DEF(RBLN_SUBMIT_BATCH, rbln_ioctl_submit_batch),
 };
 
 /* Other files stop seeing a client before the DRM core frees its handles. */

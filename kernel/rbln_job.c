@@ -587,11 +587,12 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	return ret;
 }
 
-int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+/* One job, as SUBMIT and each element of SUBMIT_BATCH describe it. */
+static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
+		       struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
 	struct rbln_client *client = file->driver_priv;
-	struct drm_rbln_submit *args = data;
 	struct rbln_out_sync out;
 	struct rbln_engine *engine;
 	struct rbln_job *job;
@@ -649,6 +650,54 @@ out:
 	rbln_out_sync_fini(&out);
 	rbln_job_put(job);
 	return ret;
+}
+
+int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return rbln_submit(drm, data, file);
+}
+
+/* The first SUBMIT's struct, without syncobjs: the smallest element of a batch. */
+#define RBLN_SUBMIT_SIZE_V1	offsetof(struct drm_rbln_submit, in_syncs)
+
+/*
+ * Each element as its own SUBMIT, in order: a job sees the out_syncs of the
+ * ones before it signalled (or holding their fences).  Nothing is held from
+ * one element to the next, so each takes the direct path when it can.
+ */
+int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_rbln_submit_batch *args = data;
+	char __user *elems = u64_to_user_ptr(args->submits);
+	struct drm_rbln_submit s;
+	size_t back;
+	u32 i;
+	int ret;
+
+	args->submitted = 0;
+	if (args->flags || !args->count || args->count > DRM_RBLN_MAX_BATCH ||
+	    args->submit_size < RBLN_SUBMIT_SIZE_V1 || args->submit_size > PAGE_SIZE)
+		return -EINVAL;
+	back = min_t(size_t, args->submit_size, sizeof(s));
+	for (i = 0; i < args->count; i++) {
+		char __user *elem = elems + (size_t)i * args->submit_size;
+
+		ret = copy_struct_from_user(&s, sizeof(s), elem, args->submit_size);
+		if (ret)
+			return ret == -E2BIG ? -EINVAL : ret;	/* unknown trailing fields set */
+		/* A report of the end needs the room to give it. */
+		if (s.flags & DRM_RBLN_SUBMIT_REPORT_END &&
+		    args->submit_size < offsetofend(struct drm_rbln_submit, status))
+			return -EINVAL;
+		ret = rbln_submit(drm, &s, file);
+		if (ret)
+			return ret;
+		args->submitted++;
+		if (copy_to_user(elem, &s, back))
+			return -EFAULT;
+		cond_resched();
+	}
+	return 0;
 }
 
 int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)

@@ -97,6 +97,7 @@ int rbln_ioctl_client_usage(struct drm_device *drm, void *data, struct drm_file 
 void rbln_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 
 int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
+int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* RBLN_JOB_H */

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		11	/* 11: SUBMIT reports a job that ended inside it */
+#define DRM_RBLN_UAPI_VERSION		12	/* 12: SUBMIT_BATCH */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -45,6 +45,7 @@ extern "C" {
 #define DRM_RBLN_RECLAIM		0x0a
 #define DRM_RBLN_RESET			0x0b
 #define DRM_RBLN_DEVICE_STATUS		0x0c
+#define DRM_RBLN_SUBMIT_BATCH		0x0d
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -72,6 +73,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_RESET, struct drm_rbln_reset)
 #define DRM_IOCTL_RBLN_DEVICE_STATUS \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_DEVICE_STATUS, struct drm_rbln_device_status)
+#define DRM_IOCTL_RBLN_SUBMIT_BATCH \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_SUBMIT_BATCH, struct drm_rbln_submit_batch)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -301,6 +304,32 @@ struct drm_rbln_submit {
 	/* Since interface version 11. */
 	__u32 ended;		/* out: 1 if the job ended inside SUBMIT (REPORT_END) */
 	__s32 status;		/* out: its result then: 0 or a negative errno */
+};
+
+/*
+ * DRM_IOCTL_RBLN_SUBMIT_BATCH (since interface version 12): several jobs in
+ * one call, such as a step's DMA across engines and chiplets.  Element i is
+ * the struct drm_rbln_submit at submits + i * submit_size; each is submitted
+ * exactly as DRM_IOCTL_RBLN_SUBMIT would submit it (same rules, same errors),
+ * in array order, so an element's in_syncs may name the out_sync of an
+ * earlier one and wait for that job.  Each element gets its out fields
+ * (seqno, ended, status) written back.  The call stops at the first element
+ * that fails and returns its error; .submitted says how many were submitted
+ * before it (they run as usual: wait for them).  -EINVAL also for a count of
+ * 0 or above DRM_RBLN_MAX_BATCH, a submit_size below 48 (the first SUBMIT) or
+ * above a page, an element with non-zero bytes beyond the struct this driver
+ * knows or with DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and
+ * .status, or flags set.  -EFAULT: bad pointer (an element whose write-back
+ * failed was submitted, and is counted).
+ */
+#define DRM_RBLN_MAX_BATCH		64
+
+struct drm_rbln_submit_batch {
+	__u64 submits;		/* in: pointer to count elements of submit_size bytes */
+	__u32 count;		/* in: 1..DRM_RBLN_MAX_BATCH */
+	__u32 submit_size;	/* in: sizeof(struct drm_rbln_submit) of the caller */
+	__u32 flags;		/* in: must be 0 */
+	__u32 submitted;	/* out: elements submitted, from the first */
 };
 
 /*

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SUBMIT_BATCH: its own validation, each element submitted as SUBMIT would
+ * submit it and in order (a job waits for an earlier element's out_sync), the
+ * out fields written back, and a refused element stopping the batch with the
+ * ones before it submitted and counted.
+ */
+#include <kunit/test.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+#include <drm/drm.h>
+
+#include "rbln_kunit.h"
+
+#define NEURAL	DRM_RBLN_ENGINE_NEURAL_DMA
+#define TASK	DRM_RBLN_ENGINE_TASK_DMA
+#define EHDMA	DRM_RBLN_ENGINE_EXTERNAL_HDMA
+
+/* The Rebel100 chain's buffers: chiplet 1 -> chiplet 1 -> chiplet 0 -> host. */
+struct fixture {
+	struct rbln_device *rdev;
+	struct file *file;
+	u32 n_src, n_dst, gather, host;
+	u32 sync[2];
+};
+
+/* Big enough that a chain of them goes through the schedulers, not SUBMIT itself. */
+#define CHAIN_BYTES	SZ_128K
+
+static u32 syncobj(struct kunit *test, struct file *file)
+{
+	struct drm_syncobj_create c = {};
+
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_SYNCOBJ_CREATE, &c), 0);
+	return c.handle;
+}
+
+static int rbln_batch_init(struct kunit *test)
+{
+	struct fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->rdev = rbln_test_device(test, "rebel100 64");
+	f->file = rbln_test_open(test, f->rdev);
+	f->n_src = rbln_test_bo(test, f->file, CHAIN_BYTES, 1, 0);
+	f->n_dst = rbln_test_bo(test, f->file, CHAIN_BYTES, 1, 0);
+	f->gather = rbln_test_bo(test, f->file, CHAIN_BYTES, 0, 0);
+	f->host = rbln_test_bo(test, f->file, CHAIN_BYTES, 0, DRM_RBLN_BO_HOST);
+	f->sync[0] = syncobj(test, f->file);
+	f->sync[1] = syncobj(test, f->file);
+	test->priv = f;
+	return 0;
+}
+
+/* One element: a copy of @size bytes, waiting for @in and signalling @out (0: none). */
+static struct drm_rbln_submit element(struct kunit *test, u32 engine, u32 chiplet, u32 src,
+				      u32 dst, u64 size, u32 in, u32 out)
+{
+	struct drm_rbln_copy c = { .src_handle = src, .dst_handle = dst, .size = size };
+	struct drm_rbln_sync wait_for = { .handle = in };
+
+	return (struct drm_rbln_submit){
+		.engine = engine, .chiplet = chiplet,
+		.copies = (u64)(uintptr_t)rbln_test_user_copy(test, &c, sizeof(c)),
+		.copy_count = 1, .copy_size = sizeof(c),
+		.in_syncs = in ? (u64)(uintptr_t)rbln_test_user_copy(test, &wait_for,
+								      sizeof(wait_for)) : 0,
+		.in_sync_count = in ? 1 : 0,
+		.out_sync.handle = out,
+		.flags = DRM_RBLN_SUBMIT_REPORT_END,
+	};
+}
+
+/* The chain of three jobs of @size bytes, joined by the fixture's syncobjs. */
+static void chain(struct kunit *test, struct drm_rbln_submit *e, u64 size)
+{
+	struct fixture *f = test->priv;
+
+	e[0] = element(test, NEURAL, 1, f->n_src, f->n_dst, size, 0, f->sync[0]);
+	e[1] = element(test, TASK, 0, f->n_dst, f->gather, size, f->sync[0], f->sync[1]);
+	e[2] = element(test, EHDMA, 0, f->gather, f->host, size, f->sync[1], 0);
+}
+
+/*
+ * SUBMIT_BATCH of the @n elements at @e, laid out @stride bytes apart in user
+ * memory (the bytes beyond the struct are @fill); their written-back
+ * contents are copied back into @e.
+ */
+static int batch(struct kunit *test, struct drm_rbln_submit *e, u32 n, u32 stride, u8 fill,
+		 struct drm_rbln_submit_batch *b)
+{
+	struct fixture *f = test->priv;
+	char __user *u = rbln_test_user(test, (size_t)n * stride);
+	size_t known = min_t(size_t, stride, sizeof(*e));
+	char *pad = kunit_kzalloc(test, stride, GFP_KERNEL);
+	u32 i;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, pad);
+	memset(pad, fill, stride);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, copy_to_user(u + (size_t)i * stride, pad, stride), 0);
+		KUNIT_ASSERT_EQ(test, copy_to_user(u + (size_t)i * stride, &e[i], known), 0);
+	}
+	*b = (struct drm_rbln_submit_batch){
+		.submits = (u64)(uintptr_t)u, .count = n, .submit_size = stride,
+	};
+	ret = rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, b);
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, copy_from_user(&e[i], u + (size_t)i * stride, known), 0);
+	return ret;
+}
+
+static int wait(struct kunit *test, u64 seqno, int *status)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_wait args = { .seqno = seqno, .timeout_ns = 10LL * NSEC_PER_SEC };
+	int ret = rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_WAIT, &args);
+
+	*status = args.status;
+	return ret;
+}
+
+static void fill_source(struct kunit *test, u64 size)
+{
+	struct fixture *f = test->priv;
+	u8 *src = rbln_test_lookup(test, f->file, f->n_src)->vaddr;
+	u64 i;
+
+	for (i = 0; i < size; i++)
+		src[i] = i * 13 + i / 509;
+}
+
+static bool arrived(struct kunit *test, u64 size)
+{
+	struct fixture *f = test->priv;
+
+	return !memcmp(rbln_test_lookup(test, f->file, f->host)->vaddr,
+		       rbln_test_lookup(test, f->file, f->n_src)->vaddr, size);
+}
+
+static void rbln_batch_rejects_bad_arguments(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	u32 *host = rbln_test_lookup(test, f->file, f->host)->vaddr;
+	const char *why = NULL;
+	unsigned int i;
+
+	fill_source(test, SZ_4K);
+	for (i = 0; ; i++) {
+		chain(test, e, SZ_4K);
+		b = (struct drm_rbln_submit_batch){
+			.submits = (u64)(uintptr_t)rbln_test_user_copy(test, e, sizeof(e)),
+			.count = 3, .submit_size = sizeof(e[0]), .submitted = 7,
+		};
+		switch (i) {
+		case 0: why = "no elements"; b.count = 0; break;
+		case 1: why = "too many elements"; b.count = DRM_RBLN_MAX_BATCH + 1; break;
+		case 2: why = "element smaller than the first SUBMIT"; b.submit_size = 47; break;
+		case 3: why = "element over a page"; b.submit_size = PAGE_SIZE + 8; break;
+		case 4: why = "unknown flag"; b.flags = 1; break;
+		default: goto done;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b),
+				    -EINVAL, "%s", why);
+		KUNIT_EXPECT_EQ_MSG(test, b.submitted, 0U, "%s", why);
+	}
+done:
+	b = (struct drm_rbln_submit_batch){ .submits = 0x10, .count = 3, .submit_size = sizeof(e[0]) };
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), -EFAULT);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
+	/* Nothing ran, and no job number was used. */
+	KUNIT_EXPECT_NULL(test, memchr_inv(host, 0, SZ_4K));
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
+}
+
+/* Bytes set beyond the struct the driver knows, or REPORT_END with no room for the report. */
+static void rbln_batch_rejects_bad_elements(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+
+	chain(test, e, SZ_4K);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]) + 8, 0xff, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
+	chain(test, e, SZ_4K);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, offsetof(struct drm_rbln_submit, ended), 0, &b),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
+}
+
+/* Small jobs: each runs inside the call in turn, its input done already. */
+static void rbln_batch_small_chain_ends_inside(struct kunit *test)
+{
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	u32 i;
+
+	fill_source(test, SZ_4K);
+	chain(test, e, SZ_4K);
+	KUNIT_ASSERT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, e[i].seqno, (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, e[i].ended, 1U);
+		KUNIT_EXPECT_EQ(test, e[i].status, 0);
+	}
+	KUNIT_EXPECT_TRUE(test, arrived(test, SZ_4K));
+}
+
+/* Scheduled jobs: each waits for the fence of the one before it. */
+static void rbln_batch_scheduled_chain_keeps_order(struct kunit *test)
+{
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	int status;
+
+	fill_source(test, CHAIN_BYTES);
+	chain(test, e, CHAIN_BYTES);
+	KUNIT_ASSERT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
+	KUNIT_EXPECT_EQ(test, e[2].seqno, 3ULL);
+	KUNIT_EXPECT_EQ(test, e[2].ended, 0U);
+	KUNIT_ASSERT_EQ(test, wait(test, e[2].seqno, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_TRUE(test, arrived(test, CHAIN_BYTES));
+}
+
+/*
+ * A failed first job (it ends inside the call) fails the rest with its error
+ * without running them: they wait for its failed fence, so they are queued.
+ */
+static void rbln_batch_failure_flows_down_the_chain(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	int status;
+	u32 i;
+
+	fill_source(test, SZ_4K);
+	rbln_sim_fail_next_jobs(f->rdev, 1);
+	chain(test, e, SZ_4K);
+	KUNIT_ASSERT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
+	KUNIT_EXPECT_EQ(test, e[0].ended, 1U);
+	KUNIT_EXPECT_EQ(test, e[0].status, -EIO);
+	for (i = 1; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, e[i].ended, 0U);
+		KUNIT_ASSERT_EQ(test, wait(test, e[i].seqno, &status), 0);
+		KUNIT_EXPECT_EQ(test, status, -EIO);
+	}
+	KUNIT_EXPECT_FALSE(test, arrived(test, SZ_4K));
+}
+
+/* A refused element stops the batch: those before it went in, those after did not. */
+static void rbln_batch_stops_at_a_refused_element(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	u8 *gather = rbln_test_lookup(test, f->file, f->gather)->vaddr;
+	u8 *host = rbln_test_lookup(test, f->file, f->host)->vaddr;
+
+	fill_source(test, SZ_4K);
+	chain(test, e, SZ_4K);
+	e[1].engine = DRM_RBLN_ENGINE_COUNT;
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, b.submitted, 1U);
+	KUNIT_EXPECT_EQ(test, e[0].seqno, 1ULL);
+	KUNIT_EXPECT_EQ(test, e[0].ended, 1U);
+	KUNIT_EXPECT_EQ(test, e[1].seqno, 0ULL);
+	KUNIT_EXPECT_EQ(test, e[2].seqno, 0ULL);
+	KUNIT_EXPECT_NULL(test, memchr_inv(gather, 0, SZ_4K));
+	KUNIT_EXPECT_NULL(test, memchr_inv(host, 0, SZ_4K));
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 1ULL);
+}
+
+/* Elements of the first SUBMIT's size, and larger ones with zeros beyond. */
+static void rbln_batch_element_sizes(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	int status;
+	u32 i;
+
+	fill_source(test, SZ_4K);
+	for (i = 0; i < 2; i++) {
+		e[i] = element(test, NEURAL, 1, f->n_src, f->n_dst, SZ_4K, 0, 0);
+		e[i].flags = 0;
+	}
+	KUNIT_ASSERT_EQ(test, batch(test, e, 2, offsetof(struct drm_rbln_submit, in_syncs), 0, &b),
+			0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 2U);
+	KUNIT_EXPECT_EQ(test, e[1].seqno, 2ULL);
+	KUNIT_ASSERT_EQ(test, wait(test, e[1].seqno, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+
+	chain(test, e, SZ_4K);		/* its first two jobs */
+	KUNIT_ASSERT_EQ(test, batch(test, e, 2, sizeof(e[0]) + 16, 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 2U);
+	KUNIT_EXPECT_EQ(test, e[1].seqno, 4ULL);
+	KUNIT_EXPECT_EQ(test, e[1].ended, 1U);
+	KUNIT_EXPECT_EQ(test, e[1].status, 0);
+}
+
+static struct kunit_case rbln_batch_cases[] = {
+	KUNIT_CASE(rbln_batch_rejects_bad_arguments),
+	KUNIT_CASE(rbln_batch_rejects_bad_elements),
+	KUNIT_CASE(rbln_batch_small_chain_ends_inside),
+	KUNIT_CASE(rbln_batch_scheduled_chain_keeps_order),
+	KUNIT_CASE(rbln_batch_failure_flows_down_the_chain),
+	KUNIT_CASE(rbln_batch_stops_at_a_refused_element),
+	KUNIT_CASE(rbln_batch_element_sizes),
+	{}
+};
+
+static struct kunit_suite rbln_batch_suite = {
+	.name = "rbln_batch",
+	.init = rbln_batch_init,
+	.test_cases = rbln_batch_cases,
+};
+
+kunit_test_suite(rbln_batch_suite);
