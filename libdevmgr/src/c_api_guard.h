@@ -56,6 +56,7 @@ RBLN_FIRST_SIZE(rbln_client_info, creator_comm);
 RBLN_FIRST_SIZE(rbln_event, bytes);
 RBLN_FIRST_SIZE(rbln_device_status, busy_ns);
 RBLN_FIRST_SIZE(rbln_engine_figures, reserved);
+RBLN_FIRST_SIZE(rbln_job_desc, after_batch_count);
 #undef RBLN_FIRST_SIZE
 
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH

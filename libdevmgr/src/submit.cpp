@@ -13,6 +13,7 @@
 namespace rbln {
 
 static_assert(RBLN_SUBMIT_MAX_AFTER == DRM_RBLN_MAX_IN_SYNCS);
+static_assert(RBLN_SUBMIT_MAX_BATCH == DRM_RBLN_MAX_BATCH);
 
 using detail::fail;
 
@@ -58,10 +59,14 @@ static std::string no_syncobjs(const detail::DeviceState &dev)
 // The in_syncs of a job: its dependencies' syncobjs.  Those of another open
 // file (another device, or this one opened again) travel as a sync_file into
 // a syncobj of this file, held until SUBMIT has taken the fence.
-// Nothing is allocated for dependencies that ended well inside SUBMIT.
+// Nothing is allocated for dependencies that ended well inside SUBMIT, nor
+// for a few of the others (nearly every job waits for one or two).
 class InSyncs {
 public:
-	const std::vector<drm_rbln_sync> &syncs() const { return syncs_; }
+	std::span<const drm_rbln_sync> syncs() const
+	{
+		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
+	}
 
 	void add(const detail::DeviceState &dev, const detail::JobState &dep)
 	{
@@ -72,7 +77,7 @@ public:
 						     dev.name(), dep.seqno, dep.dev->name(),
 						     no_syncobjs(*dep.dev)));
 		if (dep.dev.get() == &dev) {
-			syncs_.push_back({dep.syncobj, 0, 0});
+			push({dep.syncobj, 0, 0});
 			return;
 		}
 		int fd = detail::syncobj_export_sync_file(*dep.dev, dep.syncobj);
@@ -85,12 +90,28 @@ public:
 		if (err)
 			fail(err, fmt::format("{}: cannot import the fence of job {} of {}: {}", dev.name(),
 					      dep.seqno, dep.dev->name(), detail::errno_text(err)));
-		syncs_.push_back({local.get(), 0, 0});
+		push({local.get(), 0, 0});
 		imported_.push_back(std::move(local));
 	}
 
+	// A syncobj of this file that gets its fence before this job is submitted.
+	void add_same_file(uint32_t syncobj) { push({syncobj, 0, 0}); }
+
 private:
-	std::vector<drm_rbln_sync> syncs_;
+	void push(const drm_rbln_sync &sync)
+	{
+		if (many_.empty() && count_ < few_.size()) {
+			few_[count_++] = sync;
+			return;
+		}
+		if (many_.empty())
+			many_.assign(few_.begin(), few_.end());
+		many_.push_back(sync);
+	}
+
+	std::array<drm_rbln_sync, 4> few_;
+	size_t count_ = 0;
+	std::vector<drm_rbln_sync> many_;	// past four: all of them
 	std::vector<detail::PooledSyncobj> imported_;	// given back when SUBMIT is done
 };
 
@@ -100,62 +121,167 @@ Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies
 	return submit(engine, chiplet, copies, label, std::span<const Job>());
 }
 
+namespace detail {
+
+// One job on its way in: its descriptors, the syncobjs it waits for and the
+// one that gets its fence, and its shared state, all made before SUBMIT, so
+// that nothing can fail once the job went in.  Holds what SUBMIT's arguments
+// point to: not moved once args() was called.
+class Submission {
+public:
+	Submission(const Device &dev, const std::shared_ptr<detail::DeviceState> &state,
+		   Engine engine, uint32_t chiplet, std::span<const Copy> copies,
+		   std::string_view label, std::span<const Job> after)
+		: dev_(dev), state_(state), engine_(engine), chiplet_(chiplet),
+		  label_(label.substr(0, DRM_RBLN_LABEL_MAX - 1))
+	{
+		detail::check_dependency_count(*state_, after.size());
+		if (!after.empty() && !state_->has_syncobjs())
+			fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; "
+						     "wait() for them before submitting", dev.name(),
+						     no_syncobjs(*state_)));
+		for (size_t i = 0; i < after.size(); i++) {
+			if (!after[i].state_)
+				fail(EINVAL, fmt::format("{}: dependency {} of {} is a moved-from Job",
+							 dev.name(), i, after.size()));
+			in_.add(*state_, *after[i].state_);
+		}
+		// A few copies (nearly every job) are described without allocating.
+		if (copies.size() > few_.size())
+			many_.resize(copies.size());
+		descs_ = many_.empty() ? std::span(few_).first(copies.size()) : std::span(many_);
+		for (size_t i = 0; i < copies.size(); i++) {
+			const Copy &c = copies[i];
+			descs_[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
+		}
+		if (state_->has_syncobjs())
+			out_.emplace(*state_);
+	}
+
+	// Also waits for @earlier, a job of the same batch submitted before it.
+	void after(const Submission &earlier)
+	{
+		detail::check_dependency_count(*state_, in_.syncs().size() + 1);
+		in_.add_same_file(earlier.out_->get());
+	}
+
+	drm_rbln_submit args() const
+	{
+		drm_rbln_submit a{};
+		a.engine = uint32_t(engine_);
+		a.chiplet = chiplet_;
+		a.copies = reinterpret_cast<uintptr_t>(descs_.data());
+		a.copy_count = uint32_t(descs_.size());
+		a.copy_size = sizeof(drm_rbln_copy);
+		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
+		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
+		a.flags = state_->reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
+		a.in_syncs = reinterpret_cast<uintptr_t>(in_.syncs().data());
+		a.in_sync_count = uint32_t(in_.syncs().size());
+		a.out_sync.handle = out_ ? out_->get() : 0;
+		return a;
+	}
+
+	// @which: " (job K of the batch)", or empty.
+	[[noreturn]] void refused(int err, std::string_view which = {}) const
+	{
+		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {}{} refused: {}",
+				      dev_.name(), descs_.size(), descs_.size() == 1 ? "y" : "ies",
+				      chiplet_, detail::engine_name(engine_), which,
+				      submit_hint(err, dev_, engine_)));
+	}
+
+	// The job SUBMIT took, as @done reports it.
+	Job job(const drm_rbln_submit &done)
+	{
+		auto job = std::make_shared<detail::JobState>();
+		job->dev = state_;
+		job->seqno = done.seqno;
+		job->syncobj = out_ ? out_->release() : 0;
+		job->waits_for_jobs = !in_.syncs().empty();
+		job->ended = state_->reports_end() && done.ended;
+		job->ended_status = job->ended ? done.status : 0;
+		return Job(std::move(job), done.seqno, engine_, chiplet_);
+	}
+
+private:
+	const Device &dev_;
+	const std::shared_ptr<detail::DeviceState> &state_;
+	Engine engine_;
+	uint32_t chiplet_;
+	std::string label_;
+	InSyncs in_;
+	std::array<drm_rbln_copy, 4> few_;
+	std::vector<drm_rbln_copy> many_;
+	std::span<drm_rbln_copy> descs_;
+	std::optional<detail::PooledSyncobj> out_;
+};
+
+} // namespace detail
+
 Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after)
 {
-	detail::check_dependency_count(*state_, after.size());
-	if (!after.empty() && !state_->has_syncobjs())
-		fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; wait() for "
-					     "them before submitting", name(), no_syncobjs(*state_)));
-	InSyncs in;
-	for (size_t i = 0; i < after.size(); i++) {
-		if (!after[i].state_)
-			fail(EINVAL, fmt::format("{}: dependency {} of {} is a moved-from Job", name(), i,
-						 after.size()));
-		in.add(*state_, *after[i].state_);
-	}
-
-	// A few copies (nearly every job) are described without allocating.
-	std::array<drm_rbln_copy, 4> few;
-	std::vector<drm_rbln_copy> many;
-	if (copies.size() > few.size())
-		many.resize(copies.size());
-	const std::span<drm_rbln_copy> descs =
-		many.empty() ? std::span(few).first(copies.size()) : std::span(many);
-	for (size_t i = 0; i < copies.size(); i++) {
-		const Copy &c = copies[i];
-		descs[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
-	}
-	std::string label_z(label.substr(0, DRM_RBLN_LABEL_MAX - 1));
-	// Allocated first: once SUBMIT succeeded, nothing may fail.
-	auto job = std::make_shared<detail::JobState>();
-	std::optional<detail::PooledSyncobj> out;
-	if (state_->has_syncobjs())
-		out.emplace(*state_);
-
-	drm_rbln_submit args{};
-	args.engine = uint32_t(engine);
-	args.chiplet = chiplet;
-	args.copies = reinterpret_cast<uintptr_t>(descs.data());
-	args.copy_count = uint32_t(descs.size());
-	args.copy_size = sizeof(drm_rbln_copy);
-	args.label = label.empty() ? 0 : reinterpret_cast<uintptr_t>(label_z.c_str());
-	// A job that ends inside SUBMIT is reported there: its wait() needs no call.
-	args.flags = state_->reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
-	args.in_syncs = reinterpret_cast<uintptr_t>(in.syncs().data());
-	args.in_sync_count = uint32_t(in.syncs().size());
-	args.out_sync.handle = out ? out->get() : 0;
+	detail::Submission one(*this, state_, engine, chiplet, copies, label, after);
+	drm_rbln_submit args = one.args();
 	if (int err = state_->ioctl(DRM_IOCTL_RBLN_SUBMIT, &args))
-		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {} refused: {}", name(),
-				      descs.size(), descs.size() == 1 ? "y" : "ies", chiplet,
-				      detail::engine_name(engine), submit_hint(err, *this, engine)));
-	job->dev = state_;
-	job->seqno = args.seqno;
-	job->syncobj = out ? out->release() : 0;
-	job->waits_for_jobs = !in.syncs().empty();
-	job->ended = state_->reports_end() && args.ended;
-	job->ended_status = job->ended ? args.status : 0;
-	return Job(std::move(job), args.seqno, engine, chiplet);
+		one.refused(err);
+	return one.job(args);
+}
+
+void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs)
+{
+	const Device &dev = *this;
+	const std::shared_ptr<detail::DeviceState> &state = state_;
+	jobs.clear();
+	if (specs.empty())
+		return;
+	if (specs.size() > RBLN_SUBMIT_MAX_BATCH)
+		fail(EINVAL, fmt::format("{}: a batch holds at most {} jobs, not {}; submit the rest "
+					 "in another", dev.name(), RBLN_SUBMIT_MAX_BATCH, specs.size()));
+	std::vector<detail::Submission> subs;
+	subs.reserve(specs.size());	// never moved: SUBMIT's arguments point into them
+	for (size_t i = 0; i < specs.size(); i++) {
+		const JobSpec &s = specs[i];
+		auto &sub = subs.emplace_back(dev, state, s.engine, s.chiplet, s.copies, s.label, s.after);
+		for (uint32_t j : s.after_batch) {
+			if (j >= i)
+				fail(EINVAL, fmt::format("{}: job {} of the batch waits for job {}: a job "
+							 "waits only for jobs before it in the batch",
+							 dev.name(), i, j));
+			if (!state->has_syncobjs())
+				fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}",
+							     dev.name(), no_syncobjs(*state)));
+			sub.after(subs[j]);
+		}
+	}
+	// SUBMIT_BATCH's elements: a small batch's without allocating.
+	std::array<drm_rbln_submit, 4> few;
+	std::vector<drm_rbln_submit> many(subs.size() > few.size() ? subs.size() : 0);
+	const std::span<drm_rbln_submit> args =
+		many.empty() ? std::span(few).first(subs.size()) : std::span(many);
+	for (size_t k = 0; k < subs.size(); k++)
+		args[k] = subs[k].args();
+	jobs.reserve(subs.size());
+	auto which = [&](size_t k) { return fmt::format(" (job {} of the batch)", k); };
+	// Drivers before interface 12: one SUBMIT each, the same jobs in the same order.
+	if (state->uapi_version < 12) {
+		for (size_t k = 0; k < subs.size(); k++) {
+			if (int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT, &args[k]))
+				subs[k].refused(err, which(k));
+			jobs.push_back(subs[k].job(args[k]));
+		}
+		return;
+	}
+	drm_rbln_submit_batch batch{};
+	batch.submits = reinterpret_cast<uintptr_t>(args.data());
+	batch.count = uint32_t(args.size());
+	batch.submit_size = sizeof(drm_rbln_submit);
+	int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch);
+	for (size_t k = 0; k < batch.submitted && k < subs.size(); k++)
+		jobs.push_back(subs[k].job(args[k]));
+	if (err)
+		subs[std::min<size_t>(batch.submitted, subs.size() - 1)].refused(err, which(batch.submitted));
 }
 
 } // namespace rbln

@@ -1,6 +1,6 @@
 // libdevmgr's jobs against the real module: the Rebel100 chain joined only
-// by `after`, a hung first job holding the rest until its timeout fails them
-// all, a job waiting for a job of another device or open file, a job's fd
+// by `after`, and in one batch, a hung first job holding the rest until its
+// timeout fails them all, a job waiting for a job of another device or open file, a job's fd
 // waking poll(), the C ABI's forms, and failures SUBMIT reports itself.
 #include <algorithm>
 #include <atomic>
@@ -86,6 +86,20 @@ struct Chain {
 					    "deliver", {gathered});
 		return {produced, gathered, delivered};
 	}
+	// The same three jobs in one SUBMIT_BATCH, joined by their places in it.
+	std::vector<rbln::Job> submit_batch()
+	{
+		const rbln::Copy produce[] = {{src, mid, 0, 0, size}};
+		const rbln::Copy move[] = {{mid, gather, 0, 0, size}};
+		const rbln::Copy deliver[] = {{gather, host, 0, 0, size}};
+		const uint32_t first[] = {0}, second[] = {1};
+		const rbln::JobSpec jobs[] = {
+			{Engine::neural_dma, 1, produce, "produce"},
+			{Engine::task_dma, 0, move, "gather", {}, first},
+			{Engine::external_hdma, 0, deliver, "deliver", {}, second},
+		};
+		return dev.submit_batch(jobs);
+	}
 	bool intact() { return std::memcmp(src.map().data(), host.map().data(), size) == 0; }
 	bool delivered_nothing()
 	{
@@ -111,6 +125,76 @@ TEST(DevmgrJobs, Rebel100ChainJoinedByAfterKeepsTheBytes)
 		}
 	}
 	EXPECT_EQ(dev.memory().used, baseline) << "every job let its buffers go";
+}
+
+TEST(DevmgrJobs, Rebel100ChainInOneBatchKeepsTheBytes)
+{
+	auto dev = rbln::Device::open(1);
+	const uint64_t baseline = dev.memory().used;
+	for (uint64_t size : {k4K, uint64_t(1) << 20}) {
+		Chain chain(dev, size);
+		for (int round = 0; round < 10; round++) {
+			chain.fill(size * 3 + round);
+			auto jobs = chain.submit_batch();
+			ASSERT_EQ(jobs.size(), 3u);
+			EXPECT_EQ(jobs[1].seqno(), jobs[0].seqno() + 1);
+			EXPECT_EQ(jobs[2].seqno(), jobs[0].seqno() + 2);
+			jobs.back().wait(10s);
+			ASSERT_TRUE(chain.intact()) << size << " bytes, round " << round;
+			EXPECT_TRUE(jobs[0].done());
+			EXPECT_TRUE(jobs[1].done());
+		}
+	}
+	EXPECT_EQ(dev.memory().used, baseline) << "every job let its buffers go";
+}
+
+// A refused job stops the batch: the error names it, and the jobs before it
+// were submitted, ran, and are handed back.
+TEST(DevmgrJobs, BatchRefusalNamesTheJobAndKeepsTheOnesBefore)
+{
+	auto dev = rbln::Device::open(1);
+	auto a = dev.allocate(k4K, Placement::on_chiplet(0));
+	auto b = dev.allocate(k4K, Placement::on_chiplet(0));
+	auto far = dev.allocate(k4K, Placement::on_chiplet(2));
+	std::ranges::fill(a.map(), std::byte{0x5a});
+	const rbln::Copy good[] = {{a, b, 0, 0, k4K}};
+	const rbln::Copy out_of_range[] = {{a, b, 0, 8, k4K}};
+	const rbln::Copy unreachable[] = {{a, far, 0, 0, k4K}};
+	const uint32_t first[] = {0};
+	std::vector<rbln::Job> jobs;
+	const rbln::JobSpec refused_second[] = {
+		{Engine::task_dma, 0, good, "good"},
+		{Engine::task_dma, 0, out_of_range, "bad", {}, first},
+		{Engine::task_dma, 0, good, "never"},
+	};
+	auto msg = error_of([&] { dev.submit_batch(refused_second, jobs); }, Errc::invalid_argument);
+	EXPECT_TRUE(contains(msg, "rbln:1: submit of 1 copy on chiplet 0 task_dma (job 1 of the batch) "
+				  "refused: a copy is out of its buffers' range")) << msg;
+	ASSERT_EQ(jobs.size(), 1u);
+	jobs[0].wait(10s);
+	EXPECT_EQ(b.map()[k4K - 1], std::byte{0x5a});
+
+	// Neural DMA stays within its chiplet: refused by the driver, as the first job.
+	const rbln::JobSpec refused_first[] = {{Engine::neural_dma, 0, unreachable, "far"}};
+	msg = error_of([&] { dev.submit_batch(refused_first, jobs); }, Errc::invalid_argument);
+	EXPECT_TRUE(contains(msg, "(job 0 of the batch)")) << msg;
+	EXPECT_TRUE(jobs.empty());
+
+	// What the library refuses before the driver sees anything.
+	const rbln::JobSpec waits_for_itself[] = {{Engine::task_dma, 0, good, "x", {}, first}};
+	msg = error_of([&] { dev.submit_batch(waits_for_itself); }, Errc::invalid_argument);
+	EXPECT_EQ(msg, "rbln:1: job 0 of the batch waits for job 0: a job waits only for jobs before "
+		       "it in the batch");
+	std::vector<rbln::JobSpec> too_many(RBLN_SUBMIT_MAX_BATCH + 1,
+					    rbln::JobSpec{Engine::task_dma, 0, good});
+	msg = error_of([&] { dev.submit_batch(too_many); }, Errc::invalid_argument);
+	EXPECT_EQ(msg, "rbln:1: a batch holds at most 64 jobs, not 65; submit the rest in another");
+	too_many.pop_back();
+	auto all = dev.submit_batch(too_many);
+	ASSERT_EQ(all.size(), size_t{RBLN_SUBMIT_MAX_BATCH});
+	for (const auto &job : all)
+		job.wait(10s);
+	EXPECT_TRUE(dev.submit_batch({}).empty());
 }
 
 // Order comes from the fences: with the first stage's engine hung the rest
@@ -251,6 +335,70 @@ TEST(DevmgrJobs, CApiJoinsJobsAndPollsThem)
 
 	for (rbln_job *job : {produced, gathered, delivered})
 		rbln_job_free(job);
+	for (rbln_buffer *buf : {src, mid, gather, host})
+		rbln_buffer_free(buf);
+	rbln_device_close(dev);
+}
+
+TEST(DevmgrJobs, CApiSubmitsABatch)
+{
+	rbln_device *dev = nullptr;
+	ASSERT_EQ(rbln_device_open(1, &dev), RBLN_OK) << rbln_last_error();
+	const uint64_t size = 1 << 20;
+	rbln_buffer *src = nullptr, *mid = nullptr, *gather = nullptr, *host = nullptr;
+	ASSERT_EQ(rbln_buffer_alloc(dev, size, 1, 0, &src), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_alloc(dev, size, 1, 0, &mid), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_alloc(dev, size, 0, 0, &gather), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_alloc(dev, size, 0, RBLN_ALLOC_HOST, &host), RBLN_OK);
+	void *in = nullptr, *out = nullptr;
+	ASSERT_EQ(rbln_buffer_map(src, &in), RBLN_OK);
+	ASSERT_EQ(rbln_buffer_map(host, &out), RBLN_OK);
+	std::memset(in, 0x3c, size);
+
+	rbln_copy produce{src, mid, 0, 0, size}, move{mid, gather, 0, 0, size},
+		deliver{gather, host, 0, 0, size};
+	const uint32_t first = 0, second = 1;
+	rbln_job_desc descs[3] = {
+		{sizeof(rbln_job_desc), RBLN_ENGINE_NEURAL_DMA, 1, &produce, 1, "c-produce", nullptr, 0,
+		 nullptr, 0},
+		{sizeof(rbln_job_desc), RBLN_ENGINE_TASK_DMA, 0, &move, 1, "c-gather", nullptr, 0, &first, 1},
+		{sizeof(rbln_job_desc), RBLN_ENGINE_EXTERNAL_HDMA, 0, &deliver, 1, nullptr, nullptr, 0,
+		 &second, 1},
+	};
+	rbln_job *jobs[3] = {};
+	size_t submitted = 0;
+	ASSERT_EQ(rbln_submit_batch(dev, descs, 3, jobs, &submitted), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(submitted, 3u);
+	EXPECT_EQ(rbln_job_wait(jobs[2], 10'000'000'000), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(static_cast<unsigned char *>(out)[size - 1], 0x3c);
+	EXPECT_EQ(rbln_job_seqno(jobs[2]), rbln_job_seqno(jobs[0]) + 2);
+	for (rbln_job *&job : jobs) {
+		rbln_job_free(job);
+		job = nullptr;
+	}
+
+	// Job 1 refused by the driver: job 0 is handed back, the rest are NULL.
+	rbln_copy bad{mid, gather, 1, 0, size};
+	descs[1].copies = &bad;
+	EXPECT_EQ(rbln_submit_batch(dev, descs, 3, jobs, &submitted), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_TRUE(contains(rbln_last_error(), "(job 1 of the batch) refused")) << rbln_last_error();
+	EXPECT_EQ(submitted, 1u);
+	ASSERT_NE(jobs[0], nullptr);
+	EXPECT_EQ(jobs[1], nullptr);
+	EXPECT_EQ(jobs[2], nullptr);
+	EXPECT_EQ(rbln_job_wait(jobs[0], 10'000'000'000), RBLN_OK) << rbln_last_error();
+	rbln_job_free(jobs[0]);
+	jobs[0] = nullptr;
+
+	// A caller's struct of another size in one element.
+	descs[1].copies = &move;
+	descs[2].struct_size = sizeof(rbln_job_desc) - 8;
+	EXPECT_EQ(rbln_submit_batch(dev, descs, 3, jobs, &submitted), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_EQ(std::string(rbln_last_error()),
+		  "rbln_submit_batch: descs[2].struct_size is " + std::to_string(sizeof(rbln_job_desc) - 8) +
+			  ", descs[0]'s is " + std::to_string(sizeof(rbln_job_desc)));
+	EXPECT_EQ(submitted, 0u);
+
 	for (rbln_buffer *buf : {src, mid, gather, host})
 		rbln_buffer_free(buf);
 	rbln_device_close(dev);

@@ -48,6 +48,11 @@ TEST(DevmgrJobs, CApiNamesTheBadArgument)
 	EXPECT_EQ(rbln_submit(nullptr, RBLN_ENGINE_TASK_DMA, 0, nullptr, 0, nullptr, &out),
 		  RBLN_ERR_INVALID_ARGUMENT);
 	EXPECT_STREQ(rbln_last_error(), "rbln_submit: device, copies or out is NULL");
+	rbln_job *jobs[2] = {};
+	size_t submitted = 9;
+	EXPECT_EQ(rbln_submit_batch(nullptr, nullptr, 2, jobs, &submitted), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_STREQ(rbln_last_error(), "rbln_submit_batch: device, descs or jobs is NULL");
+	EXPECT_EQ(submitted, 0u);
 	int fd = -1;
 	EXPECT_EQ(rbln_job_fd(nullptr, &fd), RBLN_ERR_INVALID_ARGUMENT);
 	EXPECT_STREQ(rbln_last_error(), "rbln_job_fd: job or fd is NULL");

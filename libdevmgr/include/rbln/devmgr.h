@@ -153,6 +153,36 @@ RBLN_API rbln_status rbln_submit_after(rbln_device *device, rbln_engine engine, 
 				       const rbln_copy *copies, size_t count, const char *label,
 				       const rbln_job *const *after, size_t after_count,
 				       rbln_job **out);
+/* Most jobs of one rbln_submit_batch. */
+#define RBLN_SUBMIT_MAX_BATCH	64
+
+/*
+ * One job of rbln_submit_batch: what rbln_submit_after takes, and the jobs
+ * of the same batch before it that it waits for, by their index.
+ */
+typedef struct rbln_job_desc {
+	size_t struct_size;		/* in: sizeof(rbln_job_desc), the same in every element */
+	rbln_engine engine;
+	uint32_t chiplet;
+	const rbln_copy *copies;
+	size_t copy_count;
+	const char *label;		/* may be NULL */
+	const rbln_job *const *after;	/* jobs submitted earlier, of any device */
+	size_t after_count;
+	const uint32_t *after_batch;	/* indices of earlier jobs of this batch */
+	size_t after_batch_count;
+} rbln_job_desc;
+
+/*
+ * Submits @count jobs in order with one system call (drivers before
+ * interface 12: one each), as rbln_submit_after would one by one; jobs[i]
+ * gets job i, which the caller frees.  If job k is refused, the status and
+ * message are its, jobs 0..k-1 were submitted and run (jobs[0..k-1] set),
+ * and jobs[k..] are NULL.  *submitted (if not NULL) is how many were.
+ */
+RBLN_API rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs,
+				       size_t count, rbln_job **jobs, size_t *submitted);
+
 /*
  * A new sync_file fd for the job, which the caller closes: poll() and epoll
  * report POLLIN once the job has ended, successfully or not (rbln_job_wait

@@ -9,7 +9,8 @@
 //       .wait();
 //
 // Jobs can wait for other jobs, of this device or another, without a round
-// trip through the caller: dev.submit(engine, chiplet, copies, label, {job1, job2}).
+// trip through the caller: dev.submit(engine, chiplet, copies, label, {job1, job2}),
+// and several jobs go in with one system call: dev.submit_batch(jobs).
 //
 // Failures throw rbln::Error, whose code() is a stable rbln::Errc (the C
 // API's rbln_status) and whose what() names the device, size and cause.
@@ -32,6 +33,7 @@ namespace rbln::detail {
 // internal: declared before the exported part so they stay hidden
 struct DeviceState;
 struct JobState;
+class Submission;
 }
 
 // The C++ API is exported (the library builds with -fvisibility=hidden).
@@ -207,7 +209,7 @@ public:
 	int fd() const;
 
 private:
-	friend class Device;
+	friend class detail::Submission;
 	Job(std::shared_ptr<detail::JobState> state, uint64_t seqno, Engine engine, uint32_t chiplet)
 		: state_(std::move(state)), seqno_(seqno), engine_(engine), chiplet_(chiplet) {}
 	// Waits; returns false on timeout, throws if the job failed.
@@ -218,6 +220,17 @@ private:
 	uint64_t seqno_;
 	Engine engine_;
 	uint32_t chiplet_;
+};
+
+// One job of a batch (Device::submit_batch): what submit() takes, and the
+// jobs of the same batch before it that it waits for, by their place in it.
+struct JobSpec {
+	Engine engine;
+	uint32_t chiplet;
+	std::span<const Copy> copies;
+	std::string_view label = {};
+	std::span<const Job> after = {};		// jobs submitted earlier, any device
+	std::span<const uint32_t> after_batch = {};	// earlier jobs of this batch
 };
 
 class Device {
@@ -288,6 +301,19 @@ public:
 	{
 		return submit(engine, chiplet, std::span<const Copy>(copies.begin(), copies.size()), label,
 			      std::span<const Job>(after.begin(), after.size()));
+	}
+
+	// Submits jobs in order with one system call (drivers before interface 12:
+	// one each), as submit() would one by one; a job waits for the earlier
+	// ones its after_batch names.  At most RBLN_SUBMIT_MAX_BATCH jobs.  Puts
+	// them in @jobs, in order; if job k is refused, the error thrown names it
+	// and @jobs holds jobs 0..k-1, which were submitted and run.
+	void submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs);
+	std::vector<Job> submit_batch(std::span<const JobSpec> specs)
+	{
+		std::vector<Job> jobs;
+		submit_batch(specs, jobs);
+		return jobs;
 	}
 
 private:
