@@ -9,6 +9,8 @@
 //                     by syncobjs, waited for at the end (aim <= 10x)
 //   chain (libdevmgr) the same chain through Device::submit(..., after), the
 //                     last job's wait() at the end
+//   chain (batch)     the same three jobs, still joined by syncobjs, in one
+//                     SUBMIT_BATCH: raw, and through Device::submit_batch
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs memcpy of the same size
 //
 // Targets (from the issue): large copies >= 0.9x memcpy; small submit+wait
@@ -151,6 +153,46 @@ int main(int argc, char **argv)
 			throw std::runtime_error("chain wait failed");
 	}, null_ioctl);
 
+	// The same three jobs in one SUBMIT_BATCH (drivers since interface 12).
+	const bool batches = dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 12;
+	const drm_rbln_copy chain_copies[] = {
+		{n_src.handle(), n_dst.handle(), 0, 0, 4096},
+		{n_dst.handle(), gather.handle(), 0, 0, 4096},
+		{gather.handle(), host.handle(), 0, 0, 4096},
+	};
+	const drm_rbln_sync chain_waits[] = {{sync[0], 0, 0}, {sync[1], 0, 0}};
+	auto chain_element = [&](uint32_t engine, uint32_t chiplet, int i) {
+		drm_rbln_submit s{};
+		s.engine = engine;
+		s.chiplet = chiplet;
+		s.copies = reinterpret_cast<uintptr_t>(&chain_copies[i]);
+		s.copy_count = 1;
+		s.copy_size = sizeof(drm_rbln_copy);
+		s.in_syncs = i ? reinterpret_cast<uintptr_t>(&chain_waits[i - 1]) : 0;
+		s.in_sync_count = i ? 1 : 0;
+		s.out_sync.handle = i < 2 ? sync[i] : 0;
+		s.flags = DRM_RBLN_SUBMIT_REPORT_END;
+		return s;
+	};
+	const Figure chain_batch = !syncobjs || !batches ? Figure{} : against([&] {
+		drm_rbln_submit jobs[] = {
+			chain_element(DRM_RBLN_ENGINE_NEURAL_DMA, 1, 0),
+			chain_element(DRM_RBLN_ENGINE_TASK_DMA, 0, 1),
+			chain_element(DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, 2),
+		};
+		drm_rbln_submit_batch b{};
+		b.submits = reinterpret_cast<uintptr_t>(jobs);
+		b.count = 3;
+		b.submit_size = sizeof(drm_rbln_submit);
+		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b))
+			throw std::runtime_error(fmt::format("chain batch: {}", std::strerror(errno)));
+		drm_rbln_wait w{};
+		w.seqno = jobs[2].seqno;
+		w.timeout_ns = 10'000'000'000;
+		if (jobs[2].ended ? jobs[2].status != 0 : ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status)
+			throw std::runtime_error("chain batch wait failed");
+	}, null_ioctl);
+
 	// The same chain through the library: jobs joined by `after`.
 	const Figure chain_lib = !syncobjs ? Figure{} : against([&] {
 		auto produced = dev.submit(rbln::Engine::neural_dma, 1, {{n_src, n_dst, 0, 0, 4096}});
@@ -158,6 +200,22 @@ int main(int argc, char **argv)
 					   {produced});
 		dev.submit(rbln::Engine::external_hdma, 0, {{gather, host, 0, 0, 4096}}, {}, {gathered})
 			.wait(std::chrono::seconds(10));
+	}, null_ioctl);
+
+	// And in one batch through the library, joined by their places in it.
+	const rbln::Copy produce[] = {{n_src, n_dst, 0, 0, 4096}};
+	const rbln::Copy move[] = {{n_dst, gather, 0, 0, 4096}};
+	const rbln::Copy deliver[] = {{gather, host, 0, 0, 4096}};
+	const uint32_t first[] = {0}, second[] = {1};
+	const rbln::JobSpec chain_specs[] = {
+		{rbln::Engine::neural_dma, 1, produce},
+		{rbln::Engine::task_dma, 0, move, {}, {}, first},
+		{rbln::Engine::external_hdma, 0, deliver, {}, {}, second},
+	};
+	std::vector<rbln::Job> chain_jobs;
+	const Figure chain_lib_batch = !syncobjs ? Figure{} : against([&] {
+		dev.submit_batch(chain_specs, chain_jobs);
+		chain_jobs.back().wait(std::chrono::seconds(10));
 	}, null_ioctl);
 
 	const double null_ns = submit.base_ns;
@@ -169,8 +227,12 @@ int main(int argc, char **argv)
 		   submit.ns, submit.ratio);
 	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n", "chain 3x4 KiB",
 		   chain.ns, chain.ratio);
-	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n\n",
+	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n",
 		   "chain 3x4 KiB (libdevmgr)", chain_lib.ns, chain_lib.ratio);
+	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n", "chain 3x4 KiB, one batch",
+		   chain_batch.ns, chain_batch.ratio);
+	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n\n", "  through libdevmgr",
+		   chain_lib_batch.ns, chain_lib_batch.ratio);
 
 	std::vector<std::byte> src(64ull << 20, std::byte{1}), dst(64ull << 20, std::byte{0});
 	fmt::print("{:>10} {:>14} {:>14} {:>8}\n", "size", "DMA GiB/s", "memcpy GiB/s", "ratio");
@@ -195,9 +257,13 @@ int main(int argc, char **argv)
 		"  \"submit_wait_4k_ns\": {:.1f},\n  \"submit_wait_4k_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_ns\": {:.1f},\n  \"chain_3x4k_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_devmgr_ns\": {:.1f},\n  \"chain_3x4k_devmgr_vs_null_ioctl\": {:.3f},\n"
+		"  \"chain_3x4k_batch_ns\": {:.1f},\n  \"chain_3x4k_batch_vs_null_ioctl\": {:.3f},\n"
+		"  \"chain_3x4k_devmgr_batch_ns\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_batch_vs_null_ioctl\": {:.3f},\n"
 		"  \"throughput\": [\n{}\n  ]\n}}\n",
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
-		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio,
+		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
+		chain_lib_batch.ns, chain_lib_batch.ratio,
 		rows);
 	fmt::print("\nfigures written to {}\n", json_path);
 	return 0;
