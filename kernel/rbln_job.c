@@ -659,44 +659,86 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 
 /* The first SUBMIT's struct, without syncobjs: the smallest element of a batch. */
 #define RBLN_SUBMIT_SIZE_V1	offsetof(struct drm_rbln_submit, in_syncs)
+#define RBLN_SUBMIT_SIZE_MAX	SZ_4K
+
+/*
+ * Writes the out fields of @s to the element at @elem, @size bytes long:
+ * seqno, and ended and status where the element has them.
+ */
+static int rbln_batch_write_back(char __user *elem, u32 size, const struct drm_rbln_submit *s)
+{
+	const size_t ended = offsetof(struct drm_rbln_submit, ended);
+
+	if (copy_to_user(elem + offsetof(struct drm_rbln_submit, seqno), &s->seqno,
+			 sizeof(s->seqno)))
+		return -EFAULT;
+	if (size >= offsetofend(struct drm_rbln_submit, status) &&
+	    copy_to_user(elem + ended, &s->ended, sizeof(s->ended) + sizeof(s->status)))
+		return -EFAULT;
+	return 0;
+}
+
+/* Element @elem as SUBMIT takes it; its out fields zeroed, here and in user memory. */
+static int rbln_batch_read(struct drm_rbln_submit *s, char __user *elem, u32 size)
+{
+	int ret = copy_struct_from_user(s, sizeof(*s), elem, size);
+
+	if (ret)
+		return ret == -E2BIG ? -EINVAL : ret;	/* unknown trailing fields set */
+	/* A report of the end needs the room to give it. */
+	if (s->flags & DRM_RBLN_SUBMIT_REPORT_END &&
+	    size < offsetofend(struct drm_rbln_submit, status))
+		return -EINVAL;
+	s->seqno = 0;
+	s->ended = 0;
+	s->status = 0;
+	/* Written before the job goes in, so that a submitted job is never unreported. */
+	return rbln_batch_write_back(elem, size, s);
+}
 
 /*
  * Each element as its own SUBMIT, in order: a job sees the out_syncs of the
  * ones before it signalled (or holding their fences).  Nothing is held from
- * one element to the next, so each takes the direct path when it can.
+ * one element to the next, so each takes the direct path when it can.  Once
+ * an element went in, the call succeeds: an error after it is reported in
+ * .error, so that no retry (libdrm's drmIoctl() retries EINTR and EAGAIN)
+ * submits the same jobs again.
  */
 int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file *file)
 {
+	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_submit_batch *args = data;
 	char __user *elems = u64_to_user_ptr(args->submits);
 	struct drm_rbln_submit s;
-	size_t back;
+	int ret = 0;
 	u32 i;
-	int ret;
 
 	args->submitted = 0;
-	if (args->flags || !args->count || args->count > DRM_RBLN_MAX_BATCH ||
-	    args->submit_size < RBLN_SUBMIT_SIZE_V1 || args->submit_size > PAGE_SIZE)
+	args->error = 0;
+	if (args->flags || args->reserved || !args->count || args->count > DRM_RBLN_MAX_BATCH ||
+	    args->submit_size < RBLN_SUBMIT_SIZE_V1 || args->submit_size > RBLN_SUBMIT_SIZE_MAX ||
+	    !IS_ALIGNED(args->submit_size, sizeof(u64)))
 		return -EINVAL;
-	back = min_t(size_t, args->submit_size, sizeof(s));
+	/* Early and unlocked: room for the whole batch, so that it rarely stops halfway. */
+	if (atomic_read(&client->tracked) + args->count > DRM_RBLN_MAX_INFLIGHT)
+		return -EAGAIN;
 	for (i = 0; i < args->count; i++) {
 		char __user *elem = elems + (size_t)i * args->submit_size;
 
-		ret = copy_struct_from_user(&s, sizeof(s), elem, args->submit_size);
+		ret = fatal_signal_pending(current) ? -EINTR :
+		      rbln_batch_read(&s, elem, args->submit_size) ?: rbln_submit(drm, &s, file);
 		if (ret)
-			return ret == -E2BIG ? -EINVAL : ret;	/* unknown trailing fields set */
-		/* A report of the end needs the room to give it. */
-		if (s.flags & DRM_RBLN_SUBMIT_REPORT_END &&
-		    args->submit_size < offsetofend(struct drm_rbln_submit, status))
-			return -EINVAL;
-		ret = rbln_submit(drm, &s, file);
-		if (ret)
-			return ret;
+			break;
 		args->submitted++;
-		if (copy_to_user(elem, &s, back))
-			return -EFAULT;
+		/* Unmapped by another thread since it was checked: the job runs all the same. */
+		ret = rbln_batch_write_back(elem, args->submit_size, &s);
+		if (ret)
+			break;
 		cond_resched();
 	}
+	if (!args->submitted)
+		return ret;
+	args->error = ret;
 	return 0;
 }
 

@@ -2,10 +2,12 @@
 /*
  * SUBMIT_BATCH: its own validation, each element submitted as SUBMIT would
  * submit it and in order (a job waits for an earlier element's out_sync), the
- * out fields written back, and a refused element stopping the batch with the
- * ones before it submitted and counted.
+ * out fields written back and nothing else, and a refused element stopping
+ * the batch with the ones before it submitted and counted (a short count, not
+ * an error, so no retry submits them twice).
  */
 #include <kunit/test.h>
+#include <linux/mman.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <drm/drm.h>
@@ -82,19 +84,16 @@ static void chain(struct kunit *test, struct drm_rbln_submit *e, u64 size)
 }
 
 /*
- * SUBMIT_BATCH of the @n elements at @e, laid out @stride bytes apart in user
- * memory (the bytes beyond the struct are @fill); their written-back
- * contents are copied back into @e.
+ * The @n elements at @e in user memory, @stride bytes apart, the bytes beyond
+ * the struct set to @fill.
  */
-static int batch(struct kunit *test, struct drm_rbln_submit *e, u32 n, u32 stride, u8 fill,
-		 struct drm_rbln_submit_batch *b)
+static char __user *layout(struct kunit *test, const struct drm_rbln_submit *e, u32 n, u32 stride,
+			   u8 fill)
 {
-	struct fixture *f = test->priv;
 	char __user *u = rbln_test_user(test, (size_t)n * stride);
 	size_t known = min_t(size_t, stride, sizeof(*e));
 	char *pad = kunit_kzalloc(test, stride, GFP_KERNEL);
 	u32 i;
-	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, pad);
 	memset(pad, fill, stride);
@@ -102,13 +101,32 @@ static int batch(struct kunit *test, struct drm_rbln_submit *e, u32 n, u32 strid
 		KUNIT_ASSERT_EQ(test, copy_to_user(u + (size_t)i * stride, pad, stride), 0);
 		KUNIT_ASSERT_EQ(test, copy_to_user(u + (size_t)i * stride, &e[i], known), 0);
 	}
+	return u;
+}
+
+/* SUBMIT_BATCH of the elements at @u; what it wrote back is copied into @e. */
+static int run(struct kunit *test, char __user *u, struct drm_rbln_submit *e, u32 n, u32 stride,
+	       struct drm_rbln_submit_batch *b)
+{
+	struct fixture *f = test->priv;
+	size_t known = min_t(size_t, stride, sizeof(*e));
+	int ret;
+	u32 i;
+
 	*b = (struct drm_rbln_submit_batch){
 		.submits = (u64)(uintptr_t)u, .count = n, .submit_size = stride,
+		.submitted = 99, .error = 99,
 	};
 	ret = rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, b);
 	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_EQ(test, copy_from_user(&e[i], u + (size_t)i * stride, known), 0);
 	return ret;
+}
+
+static int batch(struct kunit *test, struct drm_rbln_submit *e, u32 n, u32 stride, u8 fill,
+		 struct drm_rbln_submit_batch *b)
+{
+	return run(test, layout(test, e, n, stride, fill), e, n, stride, b);
 }
 
 static int wait(struct kunit *test, u64 seqno, int *status)
@@ -144,53 +162,74 @@ static void rbln_batch_rejects_bad_arguments(struct kunit *test)
 	struct fixture *f = test->priv;
 	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
-	u32 *host = rbln_test_lookup(test, f->file, f->host)->vaddr;
 	const char *why = NULL;
 	unsigned int i;
 
-	fill_source(test, SZ_4K);
 	for (i = 0; ; i++) {
 		chain(test, e, SZ_4K);
 		b = (struct drm_rbln_submit_batch){
 			.submits = (u64)(uintptr_t)rbln_test_user_copy(test, e, sizeof(e)),
-			.count = 3, .submit_size = sizeof(e[0]), .submitted = 7,
+			.count = 3, .submit_size = sizeof(e[0]), .submitted = 7, .error = 7,
 		};
 		switch (i) {
 		case 0: why = "no elements"; b.count = 0; break;
 		case 1: why = "too many elements"; b.count = DRM_RBLN_MAX_BATCH + 1; break;
-		case 2: why = "element smaller than the first SUBMIT"; b.submit_size = 47; break;
-		case 3: why = "element over a page"; b.submit_size = PAGE_SIZE + 8; break;
-		case 4: why = "unknown flag"; b.flags = 1; break;
+		case 2: why = "element smaller than the first SUBMIT"; b.submit_size = 40; break;
+		case 3: why = "element over 4096 bytes"; b.submit_size = SZ_4K + 8; break;
+		case 4: why = "element size not a multiple of 8"; b.submit_size = 92; break;
+		case 5: why = "unknown flag"; b.flags = 1; break;
+		case 6: why = "reserved set"; b.reserved = 1; break;
 		default: goto done;
 		}
 		KUNIT_EXPECT_EQ_MSG(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b),
 				    -EINVAL, "%s", why);
 		KUNIT_EXPECT_EQ_MSG(test, b.submitted, 0U, "%s", why);
+		KUNIT_EXPECT_EQ_MSG(test, b.error, 0, "%s", why);
 	}
 done:
 	b = (struct drm_rbln_submit_batch){ .submits = 0x10, .count = 3, .submit_size = sizeof(e[0]) };
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), -EFAULT);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
-	/* Nothing ran, and no job number was used. */
-	KUNIT_EXPECT_NULL(test, memchr_inv(host, 0, SZ_4K));
+	/* Read-only elements are refused before the first is submitted. */
+	b.submits = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ, MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, b.submits, 0ULL);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), -EFAULT);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
 	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
 }
 
-/* Bytes set beyond the struct the driver knows, or REPORT_END with no room for the report. */
+/*
+ * Bytes set beyond the struct the driver knows, or REPORT_END with no room
+ * for the report: in the first element the call fails, in a later one the
+ * batch stops there.
+ */
 static void rbln_batch_rejects_bad_elements(struct kunit *test)
 {
 	struct fixture *f = test->priv;
+	const u32 stride = sizeof(struct drm_rbln_submit) + 8;
 	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
+	char __user *u;
+	u8 junk = 1;
 
+	fill_source(test, SZ_4K);
 	chain(test, e, SZ_4K);
-	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]) + 8, 0xff, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, stride, 0xff, &b), -EINVAL);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
 	chain(test, e, SZ_4K);
 	KUNIT_EXPECT_EQ(test, batch(test, e, 3, offsetof(struct drm_rbln_submit, ended), 0, &b),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
 	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
+
+	chain(test, e, SZ_4K);
+	u = layout(test, e, 3, stride, 0);
+	KUNIT_ASSERT_EQ(test, copy_to_user(u + 2 * stride - 1, &junk, 1), 0);
+	KUNIT_EXPECT_EQ(test, run(test, u, e, 3, stride, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 1U);
+	KUNIT_EXPECT_EQ(test, b.error, -EINVAL);
+	KUNIT_EXPECT_EQ(test, e[0].seqno, 1ULL);
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 1ULL);
 }
 
 /* Small jobs: each runs inside the call in turn, its input done already. */
@@ -257,38 +296,92 @@ static void rbln_batch_failure_flows_down_the_chain(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, arrived(test, SZ_4K));
 }
 
-/* A refused element stops the batch: those before it went in, those after did not. */
+/*
+ * A refused element stops the batch: those before it went in (the call
+ * succeeds, the error is in .error), it and those after it did not.
+ */
 static void rbln_batch_stops_at_a_refused_element(struct kunit *test)
 {
 	struct fixture *f = test->priv;
 	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
+	u8 *n_dst = rbln_test_lookup(test, f->file, f->n_dst)->vaddr;
 	u8 *gather = rbln_test_lookup(test, f->file, f->gather)->vaddr;
-	u8 *host = rbln_test_lookup(test, f->file, f->host)->vaddr;
+	u8 *src = rbln_test_lookup(test, f->file, f->n_src)->vaddr;
 
 	fill_source(test, SZ_4K);
 	chain(test, e, SZ_4K);
 	e[1].engine = DRM_RBLN_ENGINE_COUNT;
-	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -EINVAL);
+	e[1].seqno = 55;
+	/* Would leave its mark in gather if it ran. */
+	e[2] = element(test, TASK, 0, f->n_src, f->gather, SZ_4K, 0, 0);
+	e[2].seqno = 77;
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
 	KUNIT_EXPECT_EQ(test, b.submitted, 1U);
+	KUNIT_EXPECT_EQ(test, b.error, -EINVAL);
 	KUNIT_EXPECT_EQ(test, e[0].seqno, 1ULL);
 	KUNIT_EXPECT_EQ(test, e[0].ended, 1U);
-	KUNIT_EXPECT_EQ(test, e[1].seqno, 0ULL);
-	KUNIT_EXPECT_EQ(test, e[2].seqno, 0ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(n_dst, src, SZ_4K), 0);
+	KUNIT_EXPECT_EQ(test, e[1].seqno, 0ULL);		/* the one that stopped it */
+	KUNIT_EXPECT_EQ(test, e[2].seqno, 77ULL);		/* left as it was */
 	KUNIT_EXPECT_NULL(test, memchr_inv(gather, 0, SZ_4K));
-	KUNIT_EXPECT_NULL(test, memchr_inv(host, 0, SZ_4K));
 	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 1ULL);
+
+	/* Refused at the first element: the call fails with its error. */
+	e[0].engine = DRM_RBLN_ENGINE_COUNT;
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
+	KUNIT_EXPECT_EQ(test, b.error, 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(gather, 0, SZ_4K));
+
+	/* A chiplet down halfway: its job is refused with -ENODEV. */
+	rbln_sim_set_chiplet_down(f->rdev, 0, true);
+	chain(test, e, SZ_4K);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	rbln_sim_set_chiplet_down(f->rdev, 0, false);
+	KUNIT_EXPECT_EQ(test, b.submitted, 1U);
+	KUNIT_EXPECT_EQ(test, b.error, -ENODEV);
+	KUNIT_EXPECT_EQ(test, e[0].seqno, 2ULL);
 }
 
-/* Elements of the first SUBMIT's size, and larger ones with zeros beyond. */
-static void rbln_batch_element_sizes(struct kunit *test)
+/* Room for every job of the batch is checked first: nothing goes in without it. */
+static void rbln_batch_needs_room_for_all(struct kunit *test)
 {
 	struct fixture *f = test->priv;
 	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
+	u32 i;
+
+	/* Failed jobs nobody waited for yet count, as unfinished ones do. */
+	rbln_sim_fail_next_jobs(f->rdev, DRM_RBLN_MAX_INFLIGHT - 2);
+	for (i = 0; i < DRM_RBLN_MAX_INFLIGHT - 2; i++) {
+		e[0] = element(test, NEURAL, 1, f->n_src, f->n_dst, SZ_4K, 0, 0);
+		e[0].flags = 0;
+		KUNIT_ASSERT_EQ(test, batch(test, e, 1, sizeof(e[0]), 0, &b), 0);
+	}
+	chain(test, e, SZ_4K);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, (u64)DRM_RBLN_MAX_INFLIGHT - 2);
+	chain(test, e, SZ_4K);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 2, sizeof(e[0]), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 2U);
+	KUNIT_EXPECT_EQ(test, b.error, 0);
+}
+
+/*
+ * Elements of the first SUBMIT's size, larger ones with zeros beyond, the
+ * largest batch and element; out fields are written whatever they held.
+ */
+static void rbln_batch_element_sizes(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit *e = kunit_kcalloc(test, DRM_RBLN_MAX_BATCH, sizeof(*e), GFP_KERNEL);
+	struct drm_rbln_submit_batch b;
 	int status;
 	u32 i;
 
+	KUNIT_ASSERT_NOT_NULL(test, e);
 	fill_source(test, SZ_4K);
 	for (i = 0; i < 2; i++) {
 		e[i] = element(test, NEURAL, 1, f->n_src, f->n_dst, SZ_4K, 0, 0);
@@ -302,11 +395,22 @@ static void rbln_batch_element_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, 0);
 
 	chain(test, e, SZ_4K);		/* its first two jobs */
-	KUNIT_ASSERT_EQ(test, batch(test, e, 2, sizeof(e[0]) + 16, 0, &b), 0);
+	e[1].flags = 0;
+	e[1].ended = 7;
+	e[1].status = 9;
+	KUNIT_ASSERT_EQ(test, batch(test, e, 2, SZ_4K, 0, &b), 0);
 	KUNIT_EXPECT_EQ(test, b.submitted, 2U);
+	KUNIT_EXPECT_EQ(test, e[0].ended, 1U);
 	KUNIT_EXPECT_EQ(test, e[1].seqno, 4ULL);
-	KUNIT_EXPECT_EQ(test, e[1].ended, 1U);
+	KUNIT_EXPECT_EQ(test, e[1].ended, 0U);		/* not asked for */
 	KUNIT_EXPECT_EQ(test, e[1].status, 0);
+
+	for (i = 0; i < DRM_RBLN_MAX_BATCH; i++)
+		e[i] = element(test, NEURAL, 1, f->n_src, f->n_dst, SZ_4K, 0, 0);
+	KUNIT_ASSERT_EQ(test, batch(test, e, DRM_RBLN_MAX_BATCH, sizeof(*e), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, (u32)DRM_RBLN_MAX_BATCH);
+	KUNIT_EXPECT_EQ(test, e[DRM_RBLN_MAX_BATCH - 1].seqno, 4ULL + DRM_RBLN_MAX_BATCH);
+	KUNIT_EXPECT_EQ(test, e[DRM_RBLN_MAX_BATCH - 1].ended, 1U);
 }
 
 static struct kunit_case rbln_batch_cases[] = {
@@ -316,6 +420,7 @@ static struct kunit_case rbln_batch_cases[] = {
 	KUNIT_CASE(rbln_batch_scheduled_chain_keeps_order),
 	KUNIT_CASE(rbln_batch_failure_flows_down_the_chain),
 	KUNIT_CASE(rbln_batch_stops_at_a_refused_element),
+	KUNIT_CASE(rbln_batch_needs_room_for_all),
 	KUNIT_CASE(rbln_batch_element_sizes),
 	{}
 };

@@ -98,12 +98,14 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_sync, flags, 4);
 	EXPECT_FIELD(drm_rbln_sync, point, 8);
 
-	EXPECT_EQ(sizeof(drm_rbln_submit_batch), 24u);
+	EXPECT_EQ(sizeof(drm_rbln_submit_batch), 32u);
 	EXPECT_FIELD(drm_rbln_submit_batch, submits, 0);
 	EXPECT_FIELD(drm_rbln_submit_batch, count, 8);
 	EXPECT_FIELD(drm_rbln_submit_batch, submit_size, 12);
 	EXPECT_FIELD(drm_rbln_submit_batch, flags, 16);
 	EXPECT_FIELD(drm_rbln_submit_batch, submitted, 20);
+	EXPECT_FIELD(drm_rbln_submit_batch, error, 24);
+	EXPECT_FIELD(drm_rbln_submit_batch, reserved, 28);
 	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT_BATCH, DRM_IOWR(DRM_COMMAND_BASE + 0x0d, drm_rbln_submit_batch));
 
 	EXPECT_EQ(sizeof(drm_rbln_wait), 24u);

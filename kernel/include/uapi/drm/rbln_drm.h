@@ -312,15 +312,24 @@ struct drm_rbln_submit {
  * the struct drm_rbln_submit at submits + i * submit_size; each is submitted
  * exactly as DRM_IOCTL_RBLN_SUBMIT would submit it (same rules, same errors),
  * in array order, so an element's in_syncs may name the out_sync of an
- * earlier one and wait for that job.  Each element gets its out fields
- * (seqno, ended, status) written back.  The call stops at the first element
- * that fails and returns its error; .submitted says how many were submitted
- * before it (they run as usual: wait for them).  -EINVAL also for a count of
- * 0 or above DRM_RBLN_MAX_BATCH, a submit_size below 48 (the first SUBMIT) or
- * above a page, an element with non-zero bytes beyond the struct this driver
- * knows or with DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and
- * .status, or flags set.  -EFAULT: bad pointer (an element whose write-back
- * failed was submitted, and is counted).
+ * earlier one and wait for that job.  Only the out fields of an element are
+ * written (seqno, and ended and status where submit_size covers them), and
+ * only of the elements submitted and of the one that stopped the batch
+ * (zeros there); the rest of the array is left as it was.
+ *
+ * The first element that cannot be submitted stops the batch.  If it is the
+ * first one, the call fails with its error and .submitted is 0.  Otherwise
+ * the call succeeds with .submitted < count and .error holding that element's
+ * (negative) errno, like a short write: the jobs before it were submitted and
+ * run, and a retry would submit them twice.  A fatal signal stops a batch the
+ * same way (-EINTR).  -EINVAL also for a count of 0 or above
+ * DRM_RBLN_MAX_BATCH, a submit_size below 48 (the first SUBMIT), above 4096
+ * or not a multiple of 8, an element with non-zero bytes beyond the struct
+ * this driver knows or with DRM_RBLN_SUBMIT_REPORT_END but no room for .ended
+ * and .status, or flags or reserved set; -EAGAIN, before anything is
+ * submitted, if count more jobs would take the file past
+ * DRM_RBLN_MAX_INFLIGHT; -EFAULT: bad pointer, or an element that cannot be
+ * written (checked before it is submitted).
  */
 #define DRM_RBLN_MAX_BATCH		64
 
@@ -330,6 +339,8 @@ struct drm_rbln_submit_batch {
 	__u32 submit_size;	/* in: sizeof(struct drm_rbln_submit) of the caller */
 	__u32 flags;		/* in: must be 0 */
 	__u32 submitted;	/* out: elements submitted, from the first */
+	__s32 error;		/* out: why element .submitted was not, or 0 */
+	__u32 reserved;		/* in: must be 0 */
 };
 
 /*
