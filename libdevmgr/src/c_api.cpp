@@ -216,42 +216,41 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 	if (!device || !jobs || (!descs && count))
 		return invalid("rbln_submit_batch: device, descs or jobs is NULL");
 	std::fill_n(jobs, count, nullptr);
-	if (count > RBLN_SUBMIT_MAX_BATCH)
-		return invalid(fmt::format("rbln_submit_batch: a batch holds at most {} jobs, not {}",
-					   RBLN_SUBMIT_MAX_BATCH, count).c_str());
-	const size_t stride = count ? descs[0].struct_size : 0;
-	if (count && (stride < rbln::capi::first_size<rbln_job_desc> || stride > 4096))
-		return invalid(fmt::format("rbln_submit_batch: descs[0].struct_size is {}, not "
-					   "sizeof(rbln_job_desc) ({})", stride, sizeof(rbln_job_desc)).c_str());
-	// Each element as this library knows it (a caller built against an older
-	// header has fewer fields: those are zero); what a newer one set is refused.
-	std::vector<rbln_job_desc> known(count);
-	for (size_t i = 0; i < count; i++) {
-		const auto *raw = reinterpret_cast<const unsigned char *>(descs) + i * stride;
-		std::memcpy(&known[i], raw, std::min(stride, sizeof(rbln_job_desc)));
-		if (known[i].struct_size != stride)
-			return invalid(fmt::format("rbln_submit_batch: descs[{}].struct_size is {}, descs[0]'s "
-						   "is {}", i, known[i].struct_size, stride).c_str());
-		if (std::any_of(raw + std::min(stride, sizeof(rbln_job_desc)), raw + stride,
-				[](unsigned char b) { return b != 0; }))
-			return invalid(fmt::format("rbln_submit_batch: descs[{}] sets fields this libdevmgr "
-						   "{} does not know", i, RBLN_DEVMGR_VERSION).c_str());
-		const rbln_job_desc &d = known[i];
-		if ((!d.copies && d.copy_count) || (!d.after && d.after_count) ||
-		    (!d.after_batch && d.after_batch_count))
-			return invalid(fmt::format("rbln_submit_batch: descs[{}] has a NULL array with a "
-						   "non-zero count", i).c_str());
-		for (size_t c = 0; c < d.copy_count; c++)
-			if (!d.copies[c].src || !d.copies[c].dst)
-				return invalid(fmt::format("rbln_submit_batch: descs[{}].copies[{}] has a "
-							   "NULL buffer", i, c).c_str());
-		for (size_t a = 0; a < d.after_count; a++)
-			if (!d.after[a])
-				return invalid(fmt::format("rbln_submit_batch: descs[{}].after[{}] is NULL",
-							   i, a).c_str());
-	}
 	std::vector<rbln::Job> done;
+	std::vector<void *> storage;	// the handles, made first: a job that went in reaches the caller
+	auto bad = [](const std::string &why) { rbln::detail::fail(EINVAL, "rbln_submit_batch: " + why); };
 	rbln_status status = guarded([&] {
+		if (count > RBLN_SUBMIT_MAX_BATCH)
+			bad(fmt::format("a batch holds at most {} jobs, not {}", RBLN_SUBMIT_MAX_BATCH, count));
+		const size_t stride = count ? descs[0].struct_size : 0;
+		if (count && (stride < rbln::capi::first_size<rbln_job_desc> || stride > 4096))
+			bad(fmt::format("descs[0].struct_size is {}, not sizeof(rbln_job_desc) ({})", stride,
+					sizeof(rbln_job_desc)));
+		// Each element as this library knows it (a caller built against an
+		// older header has fewer fields: those are zero); what a newer one set
+		// is refused.
+		std::vector<rbln_job_desc> known(count);
+		for (size_t i = 0; i < count; i++) {
+			const auto *raw = reinterpret_cast<const unsigned char *>(descs) + i * stride;
+			std::memcpy(&known[i], raw, std::min(stride, sizeof(rbln_job_desc)));
+			if (known[i].struct_size != stride)
+				bad(fmt::format("descs[{}].struct_size is {}, descs[0]'s is {}", i,
+						known[i].struct_size, stride));
+			if (std::any_of(raw + std::min(stride, sizeof(rbln_job_desc)), raw + stride,
+					[](unsigned char b) { return b != 0; }))
+				bad(fmt::format("descs[{}] sets fields this libdevmgr {} does not know", i,
+						RBLN_DEVMGR_VERSION));
+			const rbln_job_desc &d = known[i];
+			if ((!d.copies && d.copy_count) || (!d.after && d.after_count) ||
+			    (!d.after_batch && d.after_batch_count))
+				bad(fmt::format("descs[{}] has a NULL array with a non-zero count", i));
+			for (size_t c = 0; c < d.copy_count; c++)
+				if (!d.copies[c].src || !d.copies[c].dst)
+					bad(fmt::format("descs[{}].copies[{}] has a NULL buffer", i, c));
+			for (size_t a = 0; a < d.after_count; a++)
+				if (!d.after[a])
+					bad(fmt::format("descs[{}].after[{}] is NULL", i, a));
+		}
 		std::vector<std::vector<rbln::Copy>> copies(count);
 		std::vector<std::vector<rbln::Job>> after(count);
 		std::vector<rbln::JobSpec> specs;
@@ -269,11 +268,16 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 					 d.label ? d.label : "", after[i],
 					 {d.after_batch, d.after_batch_count}});
 		}
+		storage.reserve(count);
+		for (size_t i = 0; i < count; i++)
+			storage.push_back(::operator new(sizeof(rbln_job)));
 		device->device.submit_batch(specs, done);
 	});
 	// The jobs that went in are the caller's, whatever happened after them.
 	for (size_t i = 0; i < done.size(); i++)
-		jobs[i] = new rbln_job{std::move(done[i])};
+		jobs[i] = new (storage[i]) rbln_job{std::move(done[i])};
+	for (size_t i = done.size(); i < storage.size(); i++)
+		::operator delete(storage[i]);
 	if (submitted)
 		*submitted = done.size();
 	return status;

@@ -125,57 +125,59 @@ namespace detail {
 
 // One job on its way in: its descriptors, the syncobjs it waits for and the
 // one that gets its fence, and its shared state, all made before SUBMIT, so
-// that nothing can fail once the job went in.  Holds what SUBMIT's arguments
-// point to: not moved once args() was called.
+// that nothing can fail once the job went in.  It keeps no pointer into
+// itself (moving it is safe); what args() points to lives as long as it does.
 class Submission {
 public:
 	Submission(const Device &dev, const std::shared_ptr<detail::DeviceState> &state,
 		   Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after)
-		: dev_(dev), state_(state), engine_(engine), chiplet_(chiplet),
-		  label_(label.substr(0, DRM_RBLN_LABEL_MAX - 1))
+		: dev_(&dev), state_(&state), engine_(engine), chiplet_(chiplet),
+		  label_(label.substr(0, DRM_RBLN_LABEL_MAX - 1)), count_(copies.size()),
+		  job_(std::make_shared<detail::JobState>())
 	{
-		detail::check_dependency_count(*state_, after.size());
-		if (!after.empty() && !state_->has_syncobjs())
+		detail::check_dependency_count(*state, after.size());
+		if (!after.empty() && !state->has_syncobjs())
 			fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; "
 						     "wait() for them before submitting", dev.name(),
-						     no_syncobjs(*state_)));
+						     no_syncobjs(*state)));
 		for (size_t i = 0; i < after.size(); i++) {
 			if (!after[i].state_)
 				fail(EINVAL, fmt::format("{}: dependency {} of {} is a moved-from Job",
 							 dev.name(), i, after.size()));
-			in_.add(*state_, *after[i].state_);
+			in_.add(*state, *after[i].state_);
 		}
 		// A few copies (nearly every job) are described without allocating.
-		if (copies.size() > few_.size())
-			many_.resize(copies.size());
-		descs_ = many_.empty() ? std::span(few_).first(copies.size()) : std::span(many_);
-		for (size_t i = 0; i < copies.size(); i++) {
+		if (count_ > few_.size())
+			many_.resize(count_);
+		std::span<drm_rbln_copy> d = descs();
+		for (size_t i = 0; i < count_; i++) {
 			const Copy &c = copies[i];
-			descs_[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
+			d[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
 		}
-		if (state_->has_syncobjs())
-			out_.emplace(*state_);
+		if (state->has_syncobjs())
+			out_.emplace(*state);
 	}
 
 	// Also waits for @earlier, a job of the same batch submitted before it.
 	void after(const Submission &earlier)
 	{
-		detail::check_dependency_count(*state_, in_.syncs().size() + 1);
+		detail::check_dependency_count(**state_, in_.syncs().size() + 1);
 		in_.add_same_file(earlier.out_->get());
 	}
 
 	drm_rbln_submit args() const
 	{
+		const detail::DeviceState &state = **state_;
 		drm_rbln_submit a{};
 		a.engine = uint32_t(engine_);
 		a.chiplet = chiplet_;
-		a.copies = reinterpret_cast<uintptr_t>(descs_.data());
-		a.copy_count = uint32_t(descs_.size());
+		a.copies = reinterpret_cast<uintptr_t>(descs().data());
+		a.copy_count = uint32_t(count_);
 		a.copy_size = sizeof(drm_rbln_copy);
 		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
 		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
-		a.flags = state_->reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
+		a.flags = state.reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
 		a.in_syncs = reinterpret_cast<uintptr_t>(in_.syncs().data());
 		a.in_sync_count = uint32_t(in_.syncs().size());
 		a.out_sync.handle = out_ ? out_->get() : 0;
@@ -186,35 +188,45 @@ public:
 	[[noreturn]] void refused(int err, std::string_view which = {}) const
 	{
 		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {}{} refused: {}",
-				      dev_.name(), descs_.size(), descs_.size() == 1 ? "y" : "ies",
-				      chiplet_, detail::engine_name(engine_), which,
-				      submit_hint(err, dev_, engine_)));
+				      dev_->name(), count_, count_ == 1 ? "y" : "ies", chiplet_,
+				      detail::engine_name(engine_), which,
+				      submit_hint(err, *dev_, engine_)));
 	}
 
-	// The job SUBMIT took, as @done reports it.
-	Job job(const drm_rbln_submit &done)
+	// The job SUBMIT took, as @done reports it.  Allocates nothing.
+	Job job(const drm_rbln_submit &done) noexcept
 	{
-		auto job = std::make_shared<detail::JobState>();
-		job->dev = state_;
-		job->seqno = done.seqno;
-		job->syncobj = out_ ? out_->release() : 0;
-		job->waits_for_jobs = !in_.syncs().empty();
-		job->ended = state_->reports_end() && done.ended;
-		job->ended_status = job->ended ? done.status : 0;
-		return Job(std::move(job), done.seqno, engine_, chiplet_);
+		const detail::DeviceState &state = **state_;
+		job_->dev = *state_;
+		job_->seqno = done.seqno;
+		job_->syncobj = out_ ? out_->release() : 0;
+		job_->waits_for_jobs = !in_.syncs().empty();
+		job_->ended = state.reports_end() && done.ended;
+		job_->ended_status = job_->ended ? done.status : 0;
+		return Job(std::move(job_), done.seqno, engine_, chiplet_);
 	}
 
 private:
-	const Device &dev_;
-	const std::shared_ptr<detail::DeviceState> &state_;
+	std::span<drm_rbln_copy> descs()
+	{
+		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
+	}
+	std::span<const drm_rbln_copy> descs() const
+	{
+		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
+	}
+
+	const Device *dev_;
+	const std::shared_ptr<detail::DeviceState> *state_;
 	Engine engine_;
 	uint32_t chiplet_;
 	std::string label_;
+	size_t count_;
 	InSyncs in_;
 	std::array<drm_rbln_copy, 4> few_;
-	std::vector<drm_rbln_copy> many_;
-	std::span<drm_rbln_copy> descs_;
+	std::vector<drm_rbln_copy> many_;	// past four: all of them
 	std::optional<detail::PooledSyncobj> out_;
+	std::shared_ptr<detail::JobState> job_;
 };
 
 } // namespace detail
@@ -240,7 +252,7 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 		fail(EINVAL, fmt::format("{}: a batch holds at most {} jobs, not {}; submit the rest "
 					 "in another", dev.name(), RBLN_SUBMIT_MAX_BATCH, specs.size()));
 	std::vector<detail::Submission> subs;
-	subs.reserve(specs.size());	// never moved: SUBMIT's arguments point into them
+	subs.reserve(specs.size());
 	for (size_t i = 0; i < specs.size(); i++) {
 		const JobSpec &s = specs[i];
 		auto &sub = subs.emplace_back(dev, state, s.engine, s.chiplet, s.copies, s.label, s.after);
@@ -273,15 +285,19 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 		}
 		return;
 	}
+	// Fails only when nothing went in (a retry on EINTR is safe); else
+	// .submitted jobs went in and .error says why the next one did not.
 	drm_rbln_submit_batch batch{};
 	batch.submits = reinterpret_cast<uintptr_t>(args.data());
 	batch.count = uint32_t(args.size());
 	batch.submit_size = sizeof(drm_rbln_submit);
-	int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch);
-	for (size_t k = 0; k < batch.submitted && k < subs.size(); k++)
+	if (int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch))
+		subs[0].refused(err, which(0));
+	const size_t submitted = std::min<size_t>(batch.submitted, subs.size());
+	for (size_t k = 0; k < submitted; k++)
 		jobs.push_back(subs[k].job(args[k]));
-	if (err)
-		subs[std::min<size_t>(batch.submitted, subs.size() - 1)].refused(err, which(batch.submitted));
+	if (submitted < subs.size())
+		subs[submitted].refused(batch.error < 0 ? -batch.error : EIO, which(submitted));
 }
 
 } // namespace rbln
