@@ -669,6 +669,8 @@ static int rbln_batch_write_back(char __user *elem, u32 size, const struct drm_r
 {
 	const size_t ended = offsetof(struct drm_rbln_submit, ended);
 
+	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, status) !=
+		     offsetofend(struct drm_rbln_submit, ended));
 	if (copy_to_user(elem + offsetof(struct drm_rbln_submit, seqno), &s->seqno,
 			 sizeof(s->seqno)))
 		return -EFAULT;
@@ -737,8 +739,9 @@ int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file 
 		cond_resched();
 	}
 	if (!args->submitted)
-		return ret;
-	args->error = ret;
+		return ret;		/* nothing went in: a restart is safe */
+	/* User space reads .error: no restart codes there. */
+	args->error = ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK ? -EINTR : ret;
 	return 0;
 }
 

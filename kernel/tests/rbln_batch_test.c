@@ -7,7 +7,11 @@
  * an error, so no retry submits them twice).
  */
 #include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <drm/drm.h>
@@ -157,6 +161,21 @@ static bool arrived(struct kunit *test, u64 size)
 		       rbln_test_lookup(test, f->file, f->n_src)->vaddr, size);
 }
 
+/* @size bytes of @data in a read-only mapping of a file. */
+static u64 read_only_copy(struct kunit *test, const void *data, size_t size)
+{
+	struct file *shm = shmem_file_setup("rbln-batch-test", PAGE_SIZE, 0);
+	unsigned long addr;
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(shm));
+	KUNIT_ASSERT_EQ(test, kernel_write(shm, data, size, &pos), (ssize_t)size);
+	addr = kunit_vm_mmap(test, shm, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, 0);
+	fput(shm);			/* the mapping holds it */
+	KUNIT_ASSERT_NE(test, addr, 0UL);
+	return addr;
+}
+
 static void rbln_batch_rejects_bad_arguments(struct kunit *test)
 {
 	struct fixture *f = test->priv;
@@ -166,36 +185,68 @@ static void rbln_batch_rejects_bad_arguments(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; ; i++) {
+		u32 stride = sizeof(e[0]);
+
+		/* Elements that would go in but for the rule under test. */
 		chain(test, e, SZ_4K);
-		b = (struct drm_rbln_submit_batch){
-			.submits = (u64)(uintptr_t)rbln_test_user_copy(test, e, sizeof(e)),
-			.count = 3, .submit_size = sizeof(e[0]), .submitted = 7, .error = 7,
-		};
+		e[0].flags = e[1].flags = e[2].flags = 0;
 		switch (i) {
-		case 0: why = "no elements"; b.count = 0; break;
-		case 1: why = "too many elements"; b.count = DRM_RBLN_MAX_BATCH + 1; break;
-		case 2: why = "element smaller than the first SUBMIT"; b.submit_size = 40; break;
-		case 3: why = "element over 4096 bytes"; b.submit_size = SZ_4K + 8; break;
-		case 4: why = "element size not a multiple of 8"; b.submit_size = 92; break;
-		case 5: why = "unknown flag"; b.flags = 1; break;
-		case 6: why = "reserved set"; b.reserved = 1; break;
+		case 0: why = "no elements"; break;
+		case 1: why = "too many elements"; break;
+		case 2: why = "element smaller than the first SUBMIT"; stride = 40; break;
+		case 3: why = "element over 4096 bytes"; stride = SZ_4K + 8; break;
+		case 4: why = "element size not a multiple of 8"; stride = sizeof(e[0]) + 4; break;
+		case 5: why = "unknown flag"; break;
+		case 6: why = "reserved set"; break;
 		default: goto done;
 		}
+		b = (struct drm_rbln_submit_batch){
+			.submits = (u64)(uintptr_t)layout(test, e, 3, stride, 0),
+			.count = i == 0 ? 0 : i == 1 ? DRM_RBLN_MAX_BATCH + 1 : 3,
+			.submit_size = stride, .flags = i == 5, .reserved = i == 6,
+			.submitted = 7, .error = 7,
+		};
 		KUNIT_EXPECT_EQ_MSG(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b),
 				    -EINVAL, "%s", why);
 		KUNIT_EXPECT_EQ_MSG(test, b.submitted, 0U, "%s", why);
 		KUNIT_EXPECT_EQ_MSG(test, b.error, 0, "%s", why);
 	}
 done:
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
 	b = (struct drm_rbln_submit_batch){ .submits = 0x10, .count = 3, .submit_size = sizeof(e[0]) };
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), -EFAULT);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
-	/* Read-only elements are refused before the first is submitted. */
-	b.submits = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ, MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE(test, b.submits, 0ULL);
+	/* A good element that cannot be written back is refused before it goes in. */
+	b.submits = read_only_copy(test, e, sizeof(e));
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), -EFAULT);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
 	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 0ULL);
+}
+
+/* An element the caller cannot read stops the batch there. */
+static void rbln_batch_stops_at_an_unmapped_element(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[2];
+	struct drm_rbln_submit_batch b;
+	char __user *u = rbln_test_user(test, 2 * PAGE_SIZE);
+	char __user *first = u + PAGE_SIZE - sizeof(e[0]);
+
+	chain(test, e, SZ_4K);
+	KUNIT_ASSERT_EQ(test, copy_to_user(first, e, sizeof(e[0])), 0);
+	/* Not unmapped: the next mapping (the ioctl's own arguments) could land there. */
+	KUNIT_ASSERT_EQ(test, kunit_vm_mmap(test, NULL, (unsigned long)u + PAGE_SIZE, PAGE_SIZE,
+					    PROT_NONE, MAP_ANONYMOUS | MAP_PRIVATE | MAP_FIXED, 0),
+			(unsigned long)u + PAGE_SIZE);
+	b = (struct drm_rbln_submit_batch){
+		.submits = (u64)(uintptr_t)first, .count = 2, .submit_size = sizeof(e[0]),
+	};
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 1U);
+	KUNIT_EXPECT_EQ(test, b.error, -EFAULT);
+	KUNIT_ASSERT_EQ(test, copy_from_user(&e[0], first, sizeof(e[0])), 0);
+	KUNIT_EXPECT_EQ(test, e[0].seqno, 1ULL);
+	KUNIT_EXPECT_EQ(test, e[0].ended, 1U);
 }
 
 /*
@@ -420,6 +471,7 @@ static struct kunit_case rbln_batch_cases[] = {
 	KUNIT_CASE(rbln_batch_scheduled_chain_keeps_order),
 	KUNIT_CASE(rbln_batch_failure_flows_down_the_chain),
 	KUNIT_CASE(rbln_batch_stops_at_a_refused_element),
+	KUNIT_CASE(rbln_batch_stops_at_an_unmapped_element),
 	KUNIT_CASE(rbln_batch_needs_room_for_all),
 	KUNIT_CASE(rbln_batch_element_sizes),
 	{}

@@ -314,22 +314,27 @@ struct drm_rbln_submit {
  * in array order, so an element's in_syncs may name the out_sync of an
  * earlier one and wait for that job.  Only the out fields of an element are
  * written (seqno, and ended and status where submit_size covers them), and
- * only of the elements submitted and of the one that stopped the batch
- * (zeros there); the rest of the array is left as it was.
+ * only of the elements submitted and of the one that stopped the batch if it
+ * could be read and checked (zeros there); the rest is left as it was.
  *
- * The first element that cannot be submitted stops the batch.  If it is the
- * first one, the call fails with its error and .submitted is 0.  Otherwise
- * the call succeeds with .submitted < count and .error holding that element's
- * (negative) errno, like a short write: the jobs before it were submitted and
- * run, and a retry would submit them twice.  A fatal signal stops a batch the
- * same way (-EINTR).  -EINVAL also for a count of 0 or above
+ * The first element that cannot be submitted stops the batch.  If the call
+ * fails, nothing was submitted.  Otherwise .submitted elements were (their
+ * jobs run, and may fail, as any job), and if that is fewer than count,
+ * .error holds the (negative) errno of element .submitted, like a short
+ * write: a retry of the whole call would submit those jobs twice; submit the
+ * rest instead.  A fatal signal, or a signal while an element waits for a
+ * buffer's lock, stops a batch the same way (-EINTR).  .error is
+ * also -EFAULT, with .submitted counting it, if the out fields of the last
+ * submitted element could not be written (another thread unmapped them).
+ * -EINVAL also for a count of 0 or above
  * DRM_RBLN_MAX_BATCH, a submit_size below 48 (the first SUBMIT), above 4096
  * or not a multiple of 8, an element with non-zero bytes beyond the struct
  * this driver knows or with DRM_RBLN_SUBMIT_REPORT_END but no room for .ended
  * and .status, or flags or reserved set; -EAGAIN, before anything is
  * submitted, if count more jobs would take the file past
- * DRM_RBLN_MAX_INFLIGHT; -EFAULT: bad pointer, or an element that cannot be
- * written (checked before it is submitted).
+ * DRM_RBLN_MAX_INFLIGHT (jobs that may end inside the call count too: wait
+ * for failed ones, or submit fewer); -EFAULT: bad pointer, or an element that
+ * cannot be written (checked before it is submitted).
  */
 #define DRM_RBLN_MAX_BATCH		64
 
