@@ -217,7 +217,10 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 		return invalid("rbln_submit_batch: device, descs or jobs is NULL");
 	std::fill_n(jobs, count, nullptr);
 	std::vector<rbln::Job> done;
-	std::vector<void *> storage;	// the handles, made first: a job that went in reaches the caller
+	// The handles, made first: a job that went in reaches the caller.  Freed by
+	// rbln_job_free's delete, which pairs with this plain operator new.
+	static_assert(alignof(rbln_job) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+	std::vector<void *> storage;
 	auto bad = [](const std::string &why) { rbln::detail::fail(EINVAL, "rbln_submit_batch: " + why); };
 	rbln_status status = guarded([&] {
 		if (count > RBLN_SUBMIT_MAX_BATCH)

@@ -41,7 +41,8 @@ static std::string submit_hint(int err, const Device &dev, Engine engine)
 	case ENOENT:
 		return "a buffer does not belong to this device handle";
 	case EAGAIN:
-		return fmt::format("{} jobs are already in flight; wait for one first",
+		return fmt::format("this device handle has no room for more jobs in flight (at most {}, "
+				   "failed ones counting until waited for); wait for some first",
 				   DRM_RBLN_MAX_INFLIGHT);
 	case ENODEV:
 		return "the chiplet is down or the device was removed";
@@ -285,19 +286,25 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 		}
 		return;
 	}
-	// Fails only when nothing went in (a retry on EINTR is safe); else
-	// .submitted jobs went in and .error says why the next one did not.
-	drm_rbln_submit_batch batch{};
-	batch.submits = reinterpret_cast<uintptr_t>(args.data());
-	batch.count = uint32_t(args.size());
-	batch.submit_size = sizeof(drm_rbln_submit);
-	if (int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch))
-		subs[0].refused(err, which(0));
-	const size_t submitted = std::min<size_t>(batch.submitted, subs.size());
-	for (size_t k = 0; k < submitted; k++)
-		jobs.push_back(subs[k].job(args[k]));
-	if (submitted < subs.size())
-		subs[submitted].refused(batch.error < 0 ? -batch.error : EIO, which(submitted));
+	// The call fails only when nothing went in (a retry on EINTR is safe);
+	// else .submitted jobs went in and .error says why the next one did not.
+	// Interrupted halfway, the rest goes in with another call.
+	for (size_t done = 0; done < subs.size();) {
+		drm_rbln_submit_batch batch{};
+		batch.submits = reinterpret_cast<uintptr_t>(args.data() + done);
+		batch.count = uint32_t(args.size() - done);
+		batch.submit_size = sizeof(drm_rbln_submit);
+		if (int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch))
+			subs[done].refused(err, which(done));
+		if (batch.submitted > batch.count || (batch.submitted == batch.count && batch.error))
+			fail(EIO, fmt::format("{}: SUBMIT_BATCH reported {} of {} jobs submitted, error {}",
+					      dev.name(), batch.submitted, batch.count, batch.error));
+		for (size_t k = done; k < done + batch.submitted; k++)
+			jobs.push_back(subs[k].job(args[k]));
+		done += batch.submitted;
+		if (done < subs.size() && batch.error != -EINTR)
+			subs[done].refused(batch.error < 0 ? -batch.error : EIO, which(done));
+	}
 }
 
 } // namespace rbln

@@ -184,8 +184,9 @@ int main(int argc, char **argv)
 		b.submits = reinterpret_cast<uintptr_t>(jobs);
 		b.count = 3;
 		b.submit_size = sizeof(drm_rbln_submit);
-		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b))
-			throw std::runtime_error(fmt::format("chain batch: {}", std::strerror(errno)));
+		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b) || b.submitted != 3)
+			throw std::runtime_error(fmt::format("chain batch: {}", std::strerror(
+								 b.error ? -b.error : errno)));
 		drm_rbln_wait w{};
 		w.seqno = jobs[2].seqno;
 		w.timeout_ns = 10'000'000'000;
