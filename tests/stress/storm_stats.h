@@ -12,13 +12,13 @@ namespace storm {
 // Every kind of operation a worker or the chaos process does.
 enum class Op : unsigned {
 	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
-	Wait, PrimeExport, PrimeImport, Acquire, Release, ListClients, Reclaim, Reset, Query,
+	SubmitBatch, Wait, PrimeExport, PrimeImport, Acquire, Release, ListClients, Reclaim, Reset, Query,
 	ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
 };
 
 constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
 	"open", "close", "bo_create", "bo_create_invalid", "gem_close", "bo_info", "mmap",
-	"submit", "submit_broken", "wait", "prime_export", "prime_import", "acquire", "release",
+	"submit", "submit_broken", "submit_batch", "wait", "prime_export", "prime_import", "acquire", "release",
 	"list_clients", "reclaim", "reset", "query", "fork_child", "fault_inject", "device_add",
 	"device_remove",
 };

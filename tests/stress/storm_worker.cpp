@@ -6,6 +6,7 @@
 #include "storm_worker.h"
 
 #include <algorithm>
+#include <array>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
@@ -103,7 +104,7 @@ private:
 	void step()
 	{
 		static const std::vector<double> weights = {
-			3, 2, 10, 2, 4, 2, 3, 14, 3, 8, 3, 1, 3, 1, 0.2, 3, 0.5, 3,
+			3, 2, 10, 2, 4, 2, 3, 14, 3, 8, 3, 1, 3, 1, 0.2, 3, 0.5, 3, 4,
 		};
 		std::discrete_distribution<unsigned> mix(weights.begin(), weights.end());
 		switch (mix(rng_)) {
@@ -124,7 +125,8 @@ private:
 		case 14: reset(); break;
 		case 15: query(); break;
 		case 16: fork_child(); break;
-		default: munmap_one(); break;
+		case 17: munmap_one(); break;
+		default: submit_batch(); break;
 		}
 	}
 
@@ -342,6 +344,61 @@ private:
 		stats().record(Op::SubmitBroken, err);
 		if (!err)
 			f->seqnos.push_back(s.seqno);
+	}
+
+	// Up to four jobs of one file in one SUBMIT_BATCH, each waiting for the
+	// one before it through a syncobj, sometimes one of them broken: the
+	// batch stops there (the call fails only if it is the first).
+	void submit_batch()
+	{
+		File *f = any_file();
+		if (!f || f->bos.empty())
+			return;
+		std::array<drm_rbln_submit, 4> subs{};
+		std::array<std::vector<drm_rbln_copy>, 4> copies;
+		std::array<drm_rbln_sync, 4> waits{};
+		std::array<uint32_t, 4> syncs{};
+		size_t n = 0;
+		for (size_t want = 1 + below(4); n < want && valid_job(*f, subs[n], copies[n]); n++)
+			fill(subs[n], copies[n]);
+		if (!n)
+			return;
+		for (size_t k = 0; k + 1 < n; k++) {
+			drm_syncobj_create c{};
+			if (call(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+				break;
+			syncs[k] = c.handle;
+			subs[k].out_sync.handle = c.handle;
+			waits[k + 1] = {c.handle, 0, 0};
+			subs[k + 1].in_syncs = reinterpret_cast<uintptr_t>(&waits[k + 1]);
+			subs[k + 1].in_sync_count = 1;
+		}
+		if (chance(20)) {
+			drm_rbln_submit &bad = subs[below(n)];
+			switch (below(3)) {
+			case 0: copies[&bad - subs.data()].back().size = 0; break;
+			case 1: bad.engine = DRM_RBLN_ENGINE_COUNT; break;
+			default: bad.reserved = 1; break;
+			}
+		}
+		for (drm_rbln_submit &s : subs)
+			s.flags = chance(50) ? DRM_RBLN_SUBMIT_REPORT_END : 0;
+		drm_rbln_submit_batch b{};
+		b.submits = reinterpret_cast<uintptr_t>(subs.data());
+		b.count = static_cast<uint32_t>(n);
+		b.submit_size = sizeof(drm_rbln_submit);
+		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b);
+		stats().record(Op::SubmitBatch, err ? err : -b.error);
+		for (size_t k = 0; !err && k < b.submitted && k < n; k++)
+			if (!subs[k].ended)
+				f->seqnos.push_back(subs[k].seqno);
+		for (uint32_t h : syncs)
+			if (h) {
+				drm_syncobj_destroy d{};
+				d.handle = h;
+				call(f->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+			}
+		after(*f, err);
 	}
 
 	void wait()
