@@ -88,6 +88,23 @@ for k in "${kernels[@]}"; do
 	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
 done
 
+# libdevmgr against the drivers of older interfaces, from this repository's
+# history, on one kernel (the library's fallbacks do not depend on it).
+ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
+if [ -n "$ok" ]; then
+	echo "=== libdevmgr against rbln.ko of interfaces 9, 10 and 11 on $ok"
+	out=$build/vm/old-drivers
+	if "$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"; then
+		"$top/tests/vm/run-vm.sh" -o "$out" "$ok" \
+			env RBLN_OLD_DRIVERS="$build/old-drivers" "$top/tests/old-drivers/suite.sh"
+		vm_rc=$?
+		[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
+	else
+		vm_rc=1
+	fi
+	result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
+fi
+
 dk=${RBLN_DEBUG_KERNEL:-}
 if [ -n "$dk" ]; then
 	# The storm's VM runs beside the suite's: each is one TCG thread, and the

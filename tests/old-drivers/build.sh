@@ -1,0 +1,38 @@
+#!/bin/bash
+# Builds rbln.ko as it was at the last commit of each older interface, from
+# this repository's history, for kernel VER: what libdevmgr of this tree must
+# still work with (tests/old-drivers/suite.sh runs it against them).
+#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9, 10, 11
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+ver=${1:?usage: build.sh VER OUTDIR} out=${2:?usage: build.sh VER OUTDIR}
+
+# The last commit at each interface (git log -S'DRM_RBLN_UAPI_VERSION' on the UAPI header).
+revisions=(
+	"9 30722e0afb849d08c810500b1c03e7a5d2215d1a"	# before syncobjs
+	"10 a5ee33a904021da6bb0718cbdd85a33da9d9c193"	# syncobjs, no end report from SUBMIT
+	"11 341491f073a3804535a016301dd2490038545b7f"	# end report, no SUBMIT_BATCH
+)
+
+kdir=$("$top/tests/vm/kernel-cache.sh" headers "$ver")
+for entry in "${revisions[@]}"; do
+	read -r n rev <<< "$entry"
+	dir=$out/if$n
+	[ "$(cat "$dir/.rev" 2>/dev/null)" = "$rev" ] && [ -f "$dir/rbln.ko" ] && continue
+	rm -rf "$dir" && mkdir -p "$dir"
+	git -C "$top" archive "$rev" kernel | tar -x -C "$dir" --strip-components=1 || {
+		echo "old-drivers: commit $rev (interface $n) is not in this clone's history" >&2
+		exit 1
+	}
+	got=$(sed -n 's/^#define DRM_RBLN_UAPI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$dir/include/uapi/drm/rbln_drm.h")
+	[ "$got" = "$n" ] || { echo "old-drivers: $rev has interface $got, not $n" >&2; exit 1; }
+	"$top/tests/vm/kernel-cache.sh" run "$ver" make -C "$kdir" M="$dir" modules > "$dir/build.log" 2>&1 || {
+		tail -20 "$dir/build.log" >&2
+		echo "old-drivers: interface $n ($rev) does not build for $ver" >&2
+		exit 1
+	}
+	echo "$rev" > "$dir/.rev"
+	echo "old-drivers: interface $n built for $ver"
+done
