@@ -94,15 +94,19 @@ ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
 if [ -n "$ok" ]; then
 	echo "=== libdevmgr against rbln.ko of interfaces 9, 10 and 11 on $ok"
 	out=$build/vm/old-drivers
-	if "$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"; then
-		"$top/tests/vm/run-vm.sh" -o "$out" "$ok" \
-			env RBLN_OLD_DRIVERS="$build/old-drivers" "$top/tests/old-drivers/suite.sh"
-		vm_rc=$?
-		[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
+	"$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"
+	vm_rc=$?
+	if [ "$vm_rc" = 77 ]; then
+		echo "SKIPPED: old drivers: this checkout has no history to build them from"
 	else
-		vm_rc=1
+		if [ "$vm_rc" = 0 ]; then
+			"$top/tests/vm/run-vm.sh" -o "$out" "$ok" \
+				env RBLN_OLD_DRIVERS="$build/old-drivers" "$top/tests/old-drivers/suite.sh"
+			vm_rc=$?
+			[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
+		fi
+		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
 	fi
-	result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
 fi
 
 dk=${RBLN_DEBUG_KERNEL:-}

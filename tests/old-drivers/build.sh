@@ -3,6 +3,7 @@
 # this repository's history, for kernel VER: what libdevmgr of this tree must
 # still work with (tests/old-drivers/suite.sh runs it against them).
 #   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9, 10, 11
+# Exits 77 when this checkout lacks that history (a shallow clone or an export).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -15,16 +16,20 @@ revisions=(
 	"11 341491f073a3804535a016301dd2490038545b7f"	# end report, no SUBMIT_BATCH
 )
 
+for entry in "${revisions[@]}"; do
+	read -r n rev <<< "$entry"
+	git -C "$top" cat-file -e "$rev^{commit}" 2>/dev/null || {
+		echo "old-drivers: commit $rev (interface $n) is not in this checkout's history" >&2
+		exit 77
+	}
+done
 kdir=$("$top/tests/vm/kernel-cache.sh" headers "$ver")
 for entry in "${revisions[@]}"; do
 	read -r n rev <<< "$entry"
 	dir=$out/if$n
 	[ "$(cat "$dir/.rev" 2>/dev/null)" = "$rev" ] && [ -f "$dir/rbln.ko" ] && continue
 	rm -rf "$dir" && mkdir -p "$dir"
-	git -C "$top" archive "$rev" kernel | tar -x -C "$dir" --strip-components=1 || {
-		echo "old-drivers: commit $rev (interface $n) is not in this clone's history" >&2
-		exit 1
-	}
+	git -C "$top" archive "$rev" kernel | tar -x -C "$dir" --strip-components=1
 	got=$(sed -n 's/^#define DRM_RBLN_UAPI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
 		"$dir/include/uapi/drm/rbln_drm.h")
 	[ "$got" = "$n" ] || { echo "old-drivers: $rev has interface $got, not $n" >&2; exit 1; }
