@@ -323,18 +323,19 @@ struct drm_rbln_submit {
  * .error holds the (negative) errno of element .submitted, like a short
  * write: a retry of the whole call would submit those jobs twice; submit the
  * rest instead.  A fatal signal, or a signal while an element waits for a
- * buffer's lock, stops a batch the same way (-EINTR).  .error is
- * also -EFAULT, with .submitted counting it, if the out fields of the last
+ * buffer's lock, stops a batch the same way (-EINTR).  .error is also
+ * -EFAULT, with .submitted counting it, if the out fields of the last
  * submitted element could not be written (another thread unmapped them).
- * -EINVAL also for a count of 0 or above
- * DRM_RBLN_MAX_BATCH, a submit_size below 48 (the first SUBMIT), above 4096
- * or not a multiple of 8, an element with non-zero bytes beyond the struct
- * this driver knows or with DRM_RBLN_SUBMIT_REPORT_END but no room for .ended
- * and .status, or flags or reserved set; -EAGAIN, before anything is
- * submitted, if count more jobs would take the file past
- * DRM_RBLN_MAX_INFLIGHT (jobs that may end inside the call count too: wait
- * for failed ones, or submit fewer); -EFAULT: bad pointer, or an element that
- * cannot be written (checked before it is submitted).
+ *
+ * -EINVAL also for a count of 0 or above DRM_RBLN_MAX_BATCH, a submit_size
+ * below 48 (the first SUBMIT), above 4096 or not a multiple of 8, an element
+ * with non-zero bytes beyond the struct this driver knows or with
+ * DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and .status, or flags or
+ * reserved set; -EAGAIN, before anything is submitted, if count more jobs
+ * would take the file past DRM_RBLN_MAX_INFLIGHT (jobs that may end inside
+ * the call count too: wait for failed ones, or submit fewer); -EFAULT: bad
+ * pointer, or an element that cannot be written (checked before it is
+ * submitted).
  */
 #define DRM_RBLN_MAX_BATCH		64
 
