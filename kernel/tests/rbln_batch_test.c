@@ -227,7 +227,7 @@ done:
 static void rbln_batch_stops_at_an_unmapped_element(struct kunit *test)
 {
 	struct fixture *f = test->priv;
-	struct drm_rbln_submit e[2];
+	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
 	char __user *u = rbln_test_user(test, 2 * PAGE_SIZE);
 	char __user *first = u + PAGE_SIZE - sizeof(e[0]);

@@ -1,11 +1,13 @@
 #include "rbln_test_util.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <csignal>
 
@@ -227,6 +229,13 @@ bool module_loaded()
 int unload_module()
 {
 	return ::syscall(SYS_delete_module, "rbln", O_NONBLOCK) ? errno : 0;
+}
+
+int unload_module_once_unused()
+{
+	for (int i = 0; i < 100 && read_file("/sys/module/rbln/refcnt").value_or("0") != "0"; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	return unload_module();
 }
 
 int load_module()

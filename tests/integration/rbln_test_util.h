@@ -68,6 +68,9 @@ bool kernel_has_accel();
 // Module control through the syscalls, for exact errnos.  The module path and
 // load parameters come from RBLN_KO / RBLN_KO_PARAMS (set by tests/vm/suite.sh).
 int unload_module();
+// The same, once the module's last users are gone: a job's fences pin it until
+// freed, a moment after its file closed (waits up to 10 s).
+int unload_module_once_unused();
 int load_module();
 bool module_loaded();
 

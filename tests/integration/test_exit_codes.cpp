@@ -28,13 +28,13 @@ protected:
 	void TearDown() override
 	{
 		if (module_loaded()) {
-			ASSERT_EQ(unload_module(), 0);
+			ASSERT_EQ(unload_module_once_unused(), 0);
 		}
 		ASSERT_EQ(load_module(), 0);
 	}
 	void reload(const char *params)
 	{
-		ASSERT_EQ(unload_module(), 0);
+		ASSERT_EQ(unload_module_once_unused(), 0);
 		if (!params)
 			return;
 		std::string saved = std::getenv("RBLN_KO_PARAMS") ? std::getenv("RBLN_KO_PARAMS") : "";

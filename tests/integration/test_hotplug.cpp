@@ -134,7 +134,7 @@ TEST_F(Hotplug, ModuleUnloadWithOpenFile)
 
 	// Once closed, the module unloads and every node and link goes away.
 	fd.reset();
-	EXPECT_EQ(unload_module(), 0);
+	EXPECT_EQ(unload_module_once_unused(), 0);
 	udev_settle();
 	EXPECT_FALSE(module_loaded());
 	EXPECT_FALSE(fs::exists(d->node));

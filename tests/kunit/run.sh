@@ -44,12 +44,13 @@ run_kernel() {
 	[ -f "$vm_cache/kernels/$ver/vmlinuz" ] || build_kernel
 	make_initramfs "$ver"
 	echo "kunit: booting $ver (KASAN under TCG: a few minutes)"
-	# Single-threaded TCG: see tests/vm/run-vm.sh.
+	# Single-threaded TCG, and every KASAN report, not just a boot's first:
+	# see tests/vm/run-vm.sh.
 	timeout --foreground "${RBLN_KUNIT_TIMEOUT:-1200}" \
 		qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single \
 		-smp 2 -m 2048 -nodefaults -nographic -no-reboot -serial stdio \
 		-kernel "$vm_cache/kernels/$ver/vmlinuz" -initrd "$out/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 oops=panic kmemleak=on" \
+		-append "console=ttyS0 panic=-1 oops=panic kmemleak=on kasan_multi_shot" \
 		</dev/null 2>&1 | tr -d '\r' > "$out/console.log" || true
 
 	# The kernel source the build came from has the KTAP parser.  It reads

@@ -53,6 +53,9 @@ mkdir -p "$outdir"
 panic_switches="panic=-1 oops=panic softlockup_panic=1 hung_task_panic=1"
 panic_switches+=" sysctl.kernel.hung_task_timeout_secs=${RBLN_VM_HUNG_TASK_SECS:-120}"
 panic_switches+=" sysctl.kernel.panic_on_rcu_stall=1"
+# KASAN reports only its first bug per boot unless told otherwise: a report
+# from the boot itself (one under TCG, before init) would hide every later one.
+case $ver in *-rbln-debug) panic_switches+=" kasan_multi_shot" ;; esac
 
 # One TCG thread for all vCPUs: with thread=multi a vCPU can run a stale
 # translation of code the kernel is live-patching (text_poke_bp's int3), which
