@@ -27,6 +27,40 @@ using rbln::capi::guarded;
 using rbln::capi::invalid;
 using rbln::capi::size_ok;
 
+// The first NULL entry of a job's copies or dependencies, as "copies[i] has a
+// NULL buffer" or "after[i] is NULL"; empty if there is none.
+static std::string null_entry(const rbln_copy *copies, size_t count, const rbln_job *const *after,
+			      size_t after_count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (!copies[i].src || !copies[i].dst)
+			return fmt::format("copies[{}] has a NULL buffer", i);
+	for (size_t i = 0; i < after_count; i++)
+		if (!after[i])
+			return fmt::format("after[{}] is NULL", i);
+	return {};
+}
+
+// A job's copies and dependencies as the C++ API takes them (checked by null_entry).
+static std::vector<rbln::Copy> cpp_copies(const rbln_copy *copies, size_t count)
+{
+	std::vector<rbln::Copy> list;
+	list.reserve(count);
+	for (size_t i = 0; i < count; i++)
+		list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
+				copies[i].dst_offset, copies[i].size});
+	return list;
+}
+
+static std::vector<rbln::Job> cpp_jobs(const rbln_job *const *jobs, size_t count)
+{
+	std::vector<rbln::Job> list;
+	list.reserve(count);
+	for (size_t i = 0; i < count; i++)
+		list.push_back(jobs[i]->job);
+	return list;
+}
+
 // rbln_submit and rbln_submit_after; @fn names the one called in messages.
 static rbln_status submit(const char *fn, rbln_device *device, rbln_engine engine, uint32_t chiplet,
 			  const rbln_copy *copies, size_t count, const char *label,
@@ -36,24 +70,12 @@ static rbln_status submit(const char *fn, rbln_device *device, rbln_engine engin
 		return invalid(fmt::format("{}: device, copies or out is NULL", fn).c_str());
 	if (!after && after_count)
 		return invalid(fmt::format("{}: after is NULL but after_count is {}", fn, after_count).c_str());
-	for (size_t i = 0; i < count; i++)
-		if (!copies[i].src || !copies[i].dst)
-			return invalid(fmt::format("{}: copies[{}] has a NULL buffer", fn, i).c_str());
-	for (size_t i = 0; i < after_count; i++)
-		if (!after[i])
-			return invalid(fmt::format("{}: after[{}] is NULL", fn, i).c_str());
+	if (std::string why = null_entry(copies, count, after, after_count); !why.empty())
+		return invalid(fmt::format("{}: {}", fn, why).c_str());
 	return guarded([&] {
-		std::vector<rbln::Copy> list;
-		list.reserve(count);
-		for (size_t i = 0; i < count; i++)
-			list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
-					copies[i].dst_offset, copies[i].size});
-		std::vector<rbln::Job> deps;
-		deps.reserve(after_count);
-		for (size_t i = 0; i < after_count; i++)
-			deps.push_back(after[i]->job);
-		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet, list,
-							   label ? label : "", deps)};
+		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet,
+							   cpp_copies(copies, count), label ? label : "",
+							   cpp_jobs(after, after_count))};
 	});
 }
 
@@ -247,12 +269,9 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 			if ((!d.copies && d.copy_count) || (!d.after && d.after_count) ||
 			    (!d.after_batch && d.after_batch_count))
 				bad(fmt::format("descs[{}] has a NULL array with a non-zero count", i));
-			for (size_t c = 0; c < d.copy_count; c++)
-				if (!d.copies[c].src || !d.copies[c].dst)
-					bad(fmt::format("descs[{}].copies[{}] has a NULL buffer", i, c));
-			for (size_t a = 0; a < d.after_count; a++)
-				if (!d.after[a])
-					bad(fmt::format("descs[{}].after[{}] is NULL", i, a));
+			if (std::string why = null_entry(d.copies, d.copy_count, d.after, d.after_count);
+			    !why.empty())
+				bad(fmt::format("descs[{}].{}", i, why));
 		}
 		std::vector<std::vector<rbln::Copy>> copies(count);
 		std::vector<std::vector<rbln::Job>> after(count);
@@ -260,13 +279,8 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 		specs.reserve(count);
 		for (size_t i = 0; i < count; i++) {
 			const rbln_job_desc &d = known[i];
-			copies[i].reserve(d.copy_count);
-			for (size_t c = 0; c < d.copy_count; c++)
-				copies[i].push_back({d.copies[c].src->buffer, d.copies[c].dst->buffer,
-						     d.copies[c].src_offset, d.copies[c].dst_offset,
-						     d.copies[c].size});
-			for (size_t a = 0; a < d.after_count; a++)
-				after[i].push_back(d.after[a]->job);
+			copies[i] = cpp_copies(d.copies, d.copy_count);
+			after[i] = cpp_jobs(d.after, d.after_count);
 			specs.push_back({rbln::Engine(d.engine), d.chiplet, copies[i],
 					 d.label ? d.label : "", after[i],
 					 {d.after_batch, d.after_batch_count}});

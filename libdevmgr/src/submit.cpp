@@ -1,5 +1,4 @@
 // Submitting jobs: copies, the jobs they wait for, and what a refusal means.
-#include <array>
 #include <cerrno>
 #include <optional>
 #include <span>
@@ -9,6 +8,7 @@
 
 #include "job_state.h"
 #include "rbln_drm.h"
+#include "small_vector.h"
 
 namespace rbln {
 
@@ -57,6 +57,14 @@ static std::string no_syncobjs(const detail::DeviceState &dev)
 			   dev.info.driver_version, dev.uapi_version);
 }
 
+// Throws unless the driver lets a job wait for other jobs (syncobjs).
+static void need_syncobjs(const Device &dev, const detail::DeviceState &state)
+{
+	if (!state.has_syncobjs())
+		fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; wait() for "
+					     "them before submitting", dev.name(), no_syncobjs(state)));
+}
+
 // The in_syncs of a job: its dependencies' syncobjs.  Those of another open
 // file (another device, or this one opened again) travel as a sync_file into
 // a syncobj of this file, held until SUBMIT has taken the fence.
@@ -64,10 +72,7 @@ static std::string no_syncobjs(const detail::DeviceState &dev)
 // for a few of the others (nearly every job waits for one or two).
 class InSyncs {
 public:
-	std::span<const drm_rbln_sync> syncs() const
-	{
-		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
-	}
+	std::span<const drm_rbln_sync> syncs() const { return syncs_.span(); }
 
 	void add(const detail::DeviceState &dev, const detail::JobState &dep)
 	{
@@ -78,7 +83,7 @@ public:
 						     dev.name(), dep.seqno, dep.dev->name(),
 						     no_syncobjs(*dep.dev)));
 		if (dep.dev.get() == &dev) {
-			push({dep.syncobj, 0, 0});
+			syncs_.push_back({dep.syncobj, 0, 0});
 			return;
 		}
 		int fd = detail::syncobj_export_sync_file(*dep.dev, dep.syncobj);
@@ -91,28 +96,15 @@ public:
 		if (err)
 			fail(err, fmt::format("{}: cannot import the fence of job {} of {}: {}", dev.name(),
 					      dep.seqno, dep.dev->name(), detail::errno_text(err)));
-		push({local.get(), 0, 0});
+		syncs_.push_back({local.get(), 0, 0});
 		imported_.push_back(std::move(local));
 	}
 
 	// A syncobj of this file that gets its fence before this job is submitted.
-	void add_same_file(uint32_t syncobj) { push({syncobj, 0, 0}); }
+	void add_same_file(uint32_t syncobj) { syncs_.push_back({syncobj, 0, 0}); }
 
 private:
-	void push(const drm_rbln_sync &sync)
-	{
-		if (many_.empty() && count_ < few_.size()) {
-			few_[count_++] = sync;
-			return;
-		}
-		if (many_.empty())
-			many_.assign(few_.begin(), few_.end());
-		many_.push_back(sync);
-	}
-
-	std::array<drm_rbln_sync, 4> few_;
-	size_t count_ = 0;
-	std::vector<drm_rbln_sync> many_;	// past four: all of them
+	detail::SmallVector<drm_rbln_sync, 4> syncs_;
 	std::vector<detail::PooledSyncobj> imported_;	// given back when SUBMIT is done
 };
 
@@ -134,25 +126,20 @@ public:
 		   Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after)
 		: dev_(&dev), state_(&state), engine_(engine), chiplet_(chiplet),
-		  label_(label.substr(0, DRM_RBLN_LABEL_MAX - 1)), count_(copies.size()),
+		  label_(label.substr(0, DRM_RBLN_LABEL_MAX - 1)), descs_(copies.size()),
 		  job_(std::make_shared<detail::JobState>())
 	{
 		detail::check_dependency_count(*state, after.size());
-		if (!after.empty() && !state->has_syncobjs())
-			fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}; "
-						     "wait() for them before submitting", dev.name(),
-						     no_syncobjs(*state)));
+		if (!after.empty())
+			need_syncobjs(dev, *state);
 		for (size_t i = 0; i < after.size(); i++) {
 			if (!after[i].state_)
 				fail(EINVAL, fmt::format("{}: dependency {} of {} is a moved-from Job",
 							 dev.name(), i, after.size()));
 			in_.add(*state, *after[i].state_);
 		}
-		// A few copies (nearly every job) are described without allocating.
-		if (count_ > few_.size())
-			many_.resize(count_);
-		std::span<drm_rbln_copy> d = descs();
-		for (size_t i = 0; i < count_; i++) {
+		std::span<drm_rbln_copy> d = descs_.span();
+		for (size_t i = 0; i < copies.size(); i++) {
 			const Copy &c = copies[i];
 			d[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
 		}
@@ -163,6 +150,7 @@ public:
 	// Also waits for @earlier, a job of the same batch submitted before it.
 	void after(const Submission &earlier)
 	{
+		need_syncobjs(*dev_, **state_);
 		detail::check_dependency_count(**state_, in_.syncs().size() + 1);
 		in_.add_same_file(earlier.out_->get());
 	}
@@ -173,8 +161,8 @@ public:
 		drm_rbln_submit a{};
 		a.engine = uint32_t(engine_);
 		a.chiplet = chiplet_;
-		a.copies = reinterpret_cast<uintptr_t>(descs().data());
-		a.copy_count = uint32_t(count_);
+		a.copies = reinterpret_cast<uintptr_t>(descs_.span().data());
+		a.copy_count = uint32_t(descs_.size());
 		a.copy_size = sizeof(drm_rbln_copy);
 		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
 		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
@@ -189,7 +177,7 @@ public:
 	[[noreturn]] void refused(int err, std::string_view which = {}) const
 	{
 		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {}{} refused: {}",
-				      dev_->name(), count_, count_ == 1 ? "y" : "ies", chiplet_,
+				      dev_->name(), descs_.size(), descs_.size() == 1 ? "y" : "ies", chiplet_,
 				      detail::engine_name(engine_), which,
 				      submit_hint(err, *dev_, engine_)));
 	}
@@ -208,24 +196,13 @@ public:
 	}
 
 private:
-	std::span<drm_rbln_copy> descs()
-	{
-		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
-	}
-	std::span<const drm_rbln_copy> descs() const
-	{
-		return many_.empty() ? std::span(few_).first(count_) : std::span(many_);
-	}
-
 	const Device *dev_;
 	const std::shared_ptr<detail::DeviceState> *state_;
 	Engine engine_;
 	uint32_t chiplet_;
 	std::string label_;
-	size_t count_;
+	detail::SmallVector<drm_rbln_copy, 4> descs_;
 	InSyncs in_;
-	std::array<drm_rbln_copy, 4> few_;
-	std::vector<drm_rbln_copy> many_;	// past four: all of them
 	std::optional<detail::PooledSyncobj> out_;
 	std::shared_ptr<detail::JobState> job_;
 };
@@ -262,17 +239,12 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 				fail(EINVAL, fmt::format("{}: job {} of the batch waits for job {}: a job "
 							 "waits only for jobs before it in the batch",
 							 dev.name(), i, j));
-			if (!state->has_syncobjs())
-				fail(EOPNOTSUPP, fmt::format("{}: a job cannot wait for other jobs here: {}",
-							     dev.name(), no_syncobjs(*state)));
 			sub.after(subs[j]);
 		}
 	}
-	// SUBMIT_BATCH's elements: a small batch's without allocating.
-	std::array<drm_rbln_submit, 4> few;
-	std::vector<drm_rbln_submit> many(subs.size() > few.size() ? subs.size() : 0);
-	const std::span<drm_rbln_submit> args =
-		many.empty() ? std::span(few).first(subs.size()) : std::span(many);
+	// SUBMIT_BATCH's elements.
+	detail::SmallVector<drm_rbln_submit, 4> elements(subs.size());
+	const std::span<drm_rbln_submit> args = elements.span();
 	for (size_t k = 0; k < subs.size(); k++)
 		args[k] = subs[k].args();
 	jobs.reserve(subs.size());
