@@ -374,11 +374,11 @@ private:
 			subs[k + 1].in_sync_count = 1;
 		}
 		if (chance(20)) {
-			drm_rbln_submit &bad = subs[below(n)];
+			const size_t bad = below(n);
 			switch (below(3)) {
-			case 0: copies[&bad - subs.data()].back().size = 0; break;
-			case 1: bad.engine = DRM_RBLN_ENGINE_COUNT; break;
-			default: bad.reserved = 1; break;
+			case 0: copies[bad].back().size = 0; break;
+			case 1: subs[bad].engine = DRM_RBLN_ENGINE_COUNT; break;
+			default: subs[bad].reserved = 1; break;
 			}
 		}
 		for (drm_rbln_submit &s : subs)
