@@ -8,11 +8,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 log=${1:?usage: check-log.sh CONSOLE_LOG}
 rc=0
 
-# Our own progress lines are not reports.
-filtered=$(mktemp)
-trap 'rm -f "$filtered"' EXIT
-grep -v '^rbln-kunit:' "$log" > "$filtered"
-"$here/../vm/check-dmesg.sh" "$filtered" || rc=1
+# The kernel's lines (printk times; our progress lines have none).
+"$here/../vm/check-dmesg.sh" --serial "$log" || rc=1
+if ! grep -q -E '^rbln-kunit: lockdep debug_locks: +1$' "$log"; then
+	echo "check-log: lockdep was not on at the end of the run:"
+	grep '^rbln-kunit: lockdep' "$log" || echo "check-log: (no lockdep line: the run did not get that far)"
+	rc=1
+fi
 
 if grep -q '^rbln-kunit: \(modprobe\|rmmod\) rbln failed' "$log"; then
 	grep '^rbln-kunit: .* failed' "$log"

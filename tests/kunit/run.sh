@@ -50,7 +50,7 @@ run_kernel() {
 		qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single \
 		-smp 2 -m 2048 -nodefaults -nographic -no-reboot -serial stdio \
 		-kernel "$vm_cache/kernels/$ver/vmlinuz" -initrd "$out/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 oops=panic kmemleak=on kasan_multi_shot" \
+		-append "console=ttyS0 printk.time=1 panic=-1 oops=panic kmemleak=on kasan_multi_shot" \
 		</dev/null 2>&1 | tr -d '\r' > "$out/console.log" || true
 
 	# The kernel source the build came from has the KTAP parser.  It reads

@@ -1,40 +1,90 @@
 #!/bin/bash
 # Fail (and print the lines) when a kernel log holds a warning, bug, oops,
-# sanitizer or leak report.  Taint from loading an out-of-tree, unsigned
-# module is expected and not reported, nor are the checkers' start-up banners.
+# sanitizer or leak report, or is not the whole log of a run.  Taint from
+# loading an out-of-tree, unsigned module is expected and not reported, nor
+# are the checkers' start-up banners.
+#
+#   check-dmesg.sh LOG            the guest's snapshot (dmesg.txt): it must hold
+#                                 the boot marker and the end marker that
+#                                 tests/vm/guest-init.sh writes, and the end
+#                                 marker must not say lockdep went off
+#   check-dmesg.sh --serial LOG   the serial console (serial.log): only the
+#                                 kernel's own lines are read (they carry printk
+#                                 times; the job's output does not), so a report
+#                                 printed after the snapshot is still seen
 #
 # RBLN_ALLOW_INJECTED_FAILURES=1 (the storm, which fails allocations on
 # purpose): the page allocator's "page allocation failure" / "vmalloc error"
-# reports, with their stack dumps, are expected too, and kmemleak scanning a
-# whole object when its own bookkeeping allocation was the one failed.
+# report of a task named in RBLN_INJECTED_COMM (default rbln_storm, the only
+# tasks the injection is filtered to) is expected, up to the end of its stack
+# dump; and so is kmemleak scanning a whole object when its own bookkeeping
+# allocation was the one failed.
 set -u
-log=${1:?usage: check-dmesg.sh DMESG_FILE}
-pattern='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|UBSAN|kmemleak|refcount_t:|Call Trace:|list_add corruption|list_del corruption|rbln.*leak|possible circular locking|INFO: task .* blocked|hung_task|stack-protector|double free|use-after-free'
+serial=0
+[ "${1:-}" = --serial ] && { serial=1; shift; }
+log=${1:?usage: check-dmesg.sh [--serial] LOG}
+headers='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|UBSAN|kmemleak|refcount_t:|list_add corruption|list_del corruption|rbln.*leak|possible circular locking|INFO: task .* blocked|hung_task|stack-protector|double free|use-after-free|page allocation failure:|vmalloc error:'
+pattern="$headers|Call Trace:"
 banners='ommand line:|kmemleak: Kernel memory leak detector initialized|RCU callback double-/use-after-free debug is enabled'
+boot_marker='rbln-vm: boot '
+end_marker='rbln-vm: end rc='
 
-# Drops each allocation-failure report: from its first line to the end of its stack dump.
+fail() { echo "check-dmesg: $log: $*" >&2; exit 1; }
+[ -f "$log" ] || fail "missing: no kernel log, so no verdict"
+[ -s "$log" ] || fail "empty: no kernel log, so no verdict"
+
+# The kernel's lines: all of a snapshot, those with a printk time in a serial log.
+kernel_lines() {
+	if [ "$serial" = 1 ]; then
+		grep -a -E '^\[ *[0-9]+\.[0-9]+\] ' "$log"
+	else
+		cat "$log"
+	fi
+}
+
+# Drops each injected allocation failure's own report: its header line and
+# what follows up to the end of its stack dump (</TASK>), at most 80 lines.
+# Any other report's header inside that span ends the skip and is kept.
 drop_injected() {
 	if [ "${RBLN_ALLOW_INJECTED_FAILURES:-0}" = 1 ]; then
-		awk '/page allocation failure:|vmalloc error:/ { skip = 1 }
-		     !skip && !/kmemleak: Cannot allocate a scan area, scanning the full object/ { print }
-		     skip && /<\/TASK>/ { skip = 0 }'
+		awk -v comm="${RBLN_INJECTED_COMM:-rbln_storm}" -v headers="$headers" '
+			function injected_header(line) {
+				return line ~ ("(^|] )" comm ": (page allocation failure:|vmalloc error:)")
+			}
+			skip && ($0 ~ headers) && !injected_header($0) { skip = 0 }
+			skip { if (/<\/TASK>/ || ++n >= 80) skip = 0; next }
+			injected_header($0) { skip = 1; n = 0; next }
+			/kmemleak: Cannot allocate a scan area, scanning the full object/ { next }
+			{ print }'
 	else
 		cat
 	fi
 }
 
+if [ "$serial" = 0 ]; then
+	grep -q -a "$boot_marker" "$log" || fail "no boot marker (\"$boot_marker\"): not a whole run's log"
+	end=$(grep -a -m1 "$end_marker" "$log") || fail "no end marker (\"$end_marker\"): the log was cut short"
+	case $end in
+	*lockdep=off*)
+		fail "lockdep turned itself off during the run (debug_locks: 0), so its checks did not run to the end" ;;
+	esac
+fi
+
 # Reports from the kernel's own boot, before init ran (so before rbln.ko or
 # any test could exist), are not failures of this project: the sanitizer
 # kernel under TCG once reported a wild access in an interrupt taken during
-# cpu_detect (which also turns lockdep off for that boot).  They are printed,
-# not hidden.
-boot=$(grep -n -m1 'Run /init as init process\|Run /sbin/init as init process' "$log" | cut -d: -f1)
-early=$([ -z "$boot" ] || head -n "$boot" "$log" | grep -E -n "$pattern" | grep -E -v "$banners" | head -5)
+# cpu_detect.  They are printed, not hidden; if one turned lockdep off, the end
+# marker says so and the run fails above.
+lines=$(mktemp)
+trap 'rm -f "$lines"' EXIT
+kernel_lines > "$lines"
+boot=$(grep -a -n -m1 -E "Run /(s?bin/)?init as init process|$boot_marker" "$lines" | cut -d: -f1)
+early=$([ -z "$boot" ] || head -n "$boot" "$lines" | grep -a -E -n "$pattern" | grep -E -v "$banners" | head -5)
 if [ -n "$early" ]; then
 	echo "check-dmesg: note: reports from the kernel's boot, before init (not counted):" >&2
 	echo "$early" >&2
 fi
-if drop_injected < "$log" | tail -n +"${boot:-1}" | grep -E -n "$pattern" | grep -E -v "$banners"; then
+if tail -n +"${boot:-1}" "$lines" | drop_injected | grep -a -E -n "$pattern" | grep -E -v "$banners"; then
 	exit 1
 fi
 exit 0

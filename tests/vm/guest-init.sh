@@ -54,6 +54,10 @@ done
 hostname rbln-vm
 
 exec </dev/console >/dev/console 2>&1
+# The run's first and last lines in the kernel log itself: check-dmesg.sh
+# gives no verdict on a log without both (never written, or cut short).
+# Warning level, so the serial console shows them too.
+echo "<4>rbln-vm: boot $(uname -r)" > /dev/kmsg
 echo "rbln-vm: $(uname -r) up in $(cut -d' ' -f1 /proc/uptime)s"
 cd "${RBLN_VM_CWD:-/}"
 if [ "${RBLN_VM_INTERACTIVE:-0}" = 1 ]; then
@@ -65,9 +69,24 @@ else
 	rc=${PIPESTATUS[0]}
 fi
 
+# A debug kernel's lockdep must still be on at the end: a report (or one
+# from the boot, which check-dmesg.sh excuses) turns it off for good, and its
+# checks would silently stop.
+lockdep=absent
+if [ -r /proc/lockdep_stats ]; then
+	case $(grep -m1 'debug_locks:' /proc/lockdep_stats) in
+	*[[:space:]]1) lockdep=on ;;
+	*) lockdep=off ;;
+	esac
+fi
+echo "<4>rbln-vm: end rc=$rc lockdep=$lockdep" > /dev/kmsg
 dmesg > /run/vm/dmesg.txt
 echo "$rc" > /run/vm/rc
 sync
+# A moment for late reports (delayed work after the last rmmod, RCU
+# callbacks): they reach only the serial console now, which run-vm.sh scans
+# as well as the snapshot.  The 9p root is still there, and so is sleep.
+sleep 2
 umount /run/vm
 echo o > /proc/sysrq-trigger
 # Wait for the power-off with builtins only: the 9p root (and /bin/sleep) may be

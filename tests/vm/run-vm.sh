@@ -64,7 +64,7 @@ case $ver in *-rbln-debug) panic_switches+=" kasan_multi_shot" ;; esac
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single
 	-m "${RBLN_VM_MEM:-2048}" -smp "${RBLN_VM_CPUS:-2}"
 	-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz"
-	-append "console=ttyS0 loglevel=5 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh"
+	-append "console=ttyS0 loglevel=5 printk.time=1 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"
 	-nic none -display none -no-reboot -monitor none -serial stdio)
@@ -77,14 +77,23 @@ fi
 timeout --foreground "${RBLN_VM_TIMEOUT:-1800}" "${qemu[@]}" </dev/null 2>&1 |
 	tr -d '\r' | tee "$outdir/serial.log"
 
-if [ ! -f "$outdir/rc" ]; then
+# The verdict: the job's status, the guest's kernel log snapshot (which must
+# be whole: check-dmesg.sh wants its boot and end markers), and the serial
+# console's kernel lines, which also hold what was printed after the snapshot
+# or by a VM that died.
+rc=0
+if [ -f "$outdir/rc" ]; then
+	rc=$(cat "$outdir/rc")
+else
 	echo "run-vm: $ver: the VM stopped without a result (crash or timeout); see $outdir/serial.log" >&2
-	"$here/check-dmesg.sh" "$outdir/serial.log" >&2 || true
-	exit 1
+	rc=1
 fi
-rc=$(cat "$outdir/rc")
 if ! "$here/check-dmesg.sh" "$outdir/dmesg.txt"; then
-	echo "run-vm: $ver: kernel log has problems (above); full log: $outdir/dmesg.txt" >&2
+	echo "run-vm: $ver: kernel log snapshot has problems (above); full log: $outdir/dmesg.txt" >&2
+	[ "$rc" = 0 ] && rc=1
+fi
+if ! "$here/check-dmesg.sh" --serial "$outdir/serial.log"; then
+	echo "run-vm: $ver: serial console has kernel reports (above); full log: $outdir/serial.log" >&2
 	[ "$rc" = 0 ] && rc=1
 fi
 exit "$rc"

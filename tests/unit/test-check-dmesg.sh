@@ -1,0 +1,69 @@
+#!/bin/bash
+# The kernel-log verdict (tests/vm/check-dmesg.sh) on logs made to fail it:
+# every case that must fail does, and a clean log passes.  Each case prints
+# "ok" or "FAIL"; the status is 0 iff every case came out as it must.
+set -u
+check=$(cd "$(dirname "$0")/../vm" && pwd)/check-dmesg.sh
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+bad=0 n=0
+
+boot='[    1.000000] Run /init as init process
+[    2.000000] rbln-vm: boot 6.12.0-test'
+end='[   90.000000] rbln-vm: end rc=0 lockdep=on'
+stack='[   10.100000] CPU: 1 UID: 0 PID: 321 Comm: rbln_storm Not tainted
+[   10.100001] Call Trace:
+[   10.100002]  <TASK>
+[   10.100003]  dump_stack_lvl+0x5d/0x80
+[   10.100004]  warn_alloc+0x164/0x190
+[   10.100005]  </TASK>'
+
+expect() {	# pass|fail, name, [--serial]; the log on stdin
+	local want=$1 name=$2 got
+	shift 2
+	n=$((n + 1))
+	cat > "$dir/log"
+	if "$check" "$@" "$dir/log" >"$dir/out" 2>&1; then got=pass; else got=fail; fi
+	if [ "$got" = "$want" ]; then
+		echo "ok: $name ($got)"
+	else
+		echo "FAIL: $name: wanted $want, got $got"
+		sed 's/^/    /' "$dir/out"
+		bad=$((bad + 1))
+	fi
+}
+
+expect pass "a clean log" < <(printf '%s\n%s\n' "$boot" "$end")
+n=$((n + 1))
+if "$check" "$dir/absent" >/dev/null 2>&1; then echo "FAIL: a missing log passed"; bad=$((bad + 1)); else echo "ok: a missing log (fail)"; fi
+expect fail "an empty log" < /dev/null
+expect fail "a log cut short (no end marker)" < <(printf '%s\n' "$boot")
+expect fail "a log without the boot marker" < <(printf '%s\n' "$end")
+expect fail "lockdep off at the end" < <(printf '%s\n[   90.000000] rbln-vm: end rc=0 lockdep=off\n' "$boot")
+expect fail "a WARN" < <(printf '%s\n[   50.000000] WARNING: CPU: 0 PID: 1 at rbln_job.c:10\n%s\n' "$boot" "$end")
+expect pass "a report from the kernel's boot, before init" < <(printf '[    0.500000] BUG: KASAN: wild-memory-access in cpu_detect\n%s\n%s\n' "$boot" "$end")
+
+# The serial console: job output is not read, kernel lines are, and no markers are needed.
+expect fail "a late report on the serial console" --serial < <(printf '%s\n[ RUN      ] Suite.UseAfterFreeIsRefused\n[   95.000000] BUG: unable to handle page fault\n' "$boot")
+expect pass "job output on the serial console" --serial < <(printf '%s\n[ RUN      ] Suite.WARNING: in a test name\nsuite: KASAN is on\n' "$boot")
+
+# Injected allocation failures (the storm).
+export RBLN_ALLOW_INJECTED_FAILURES=1
+expect pass "an injected allocation failure's report" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0, mode:0xcc0\n%s\n%s\n' \
+	"$boot" "$stack" "$end")
+expect fail "an allocation failure of a task the storm does not inject into" < <(printf '%s\n[   10.000000] kworker/0:1: page allocation failure: order:0, mode:0xcc0\n%s\n%s\n' \
+	"$boot" "$stack" "$end")
+expect fail "a KASAN report inside an allocation-failure report" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n[   10.050000] BUG: KASAN: slab-use-after-free in rbln_bo_free\n%s\n%s\n' \
+	"$boot" "$stack" "$end")
+expect fail "a WARN after an allocation-failure report without </TASK>" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n[   10.100001] Call Trace:\n%s\n' \
+	"$boot" "$(for i in $(seq 100); do echo "[   11.0] frame$i+0x1/0x2"; done)
+[   12.000000] WARNING: CPU: 1 PID: 9 at rbln_sched.c:1
+$end")
+expect fail "a stack dump after the injected report's end" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n%s\n[   12.000000] Call Trace:\n%s\n' \
+	"$boot" "$stack" "$end")
+unset RBLN_ALLOW_INJECTED_FAILURES
+expect fail "an allocation failure where none is injected" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n%s\n%s\n' \
+	"$boot" "$stack" "$end")
+
+echo "check-dmesg: $((n - bad)) of $n cases as they must be"
+[ "$bad" = 0 ]
