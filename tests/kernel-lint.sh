@@ -1,11 +1,14 @@
 #!/bin/bash
 # The module must build without a single warning with W=1 and be clean under
-# sparse (C=2) against every kernel's headers.  Builds in a scratch copy, with
-# the kernel's cached headers, in the userland it was made for (kernel-cache.sh).
+# sparse (C=2) against every kernel's headers, and its core objects must
+# reference no simulator symbol (check-hw-boundary.sh --objects).  Builds in a
+# scratch copy, with the kernel's cached headers, in the userland it was made
+# for (kernel-cache.sh).
 #   tests/kernel-lint.sh KERNEL...
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RBLN_BUILD:-$top/build}
+[ $# -gt 0 ] || { echo "kernel-lint: no kernel to build against: nothing would be checked" >&2; exit 1; }
 rc=0
 for k in "$@"; do
 	dir=$build/lint/$k
@@ -23,5 +26,6 @@ for k in "$@"; do
 	else
 		echo "kernel-lint: $k: W=1 C=2 clean"
 	fi
+	"$top/tests/unit/check-hw-boundary.sh" --objects "$dir" || rc=1
 done
 exit $rc

@@ -2,22 +2,47 @@
 # Runs every test: host unit tests (ctest), the DKMS packaging test, and the
 # integration suite inside a VM for each kernel; then checks that the host's
 # packages and kernel files are as they were before.  Prints one summary line
-# "N passed, N failed" and exits non-zero if anything failed.
+# "rbln tests: N passed, N failed, N skipped", every failure and skip named
+# above it, and exits non-zero if anything failed.  A stage that cannot run
+# (no history for the old drivers, no 6.12 kernel, no sanitizer kernel) is a
+# skip; a test binary that ran nothing, or a kernel series of
+# tests/vm/kernels.txt without a kernel, is a failure.
 #
 #   tests/run-all.sh [--vm-only] KERNEL...
 #
 # RBLN_DEBUG_KERNEL (make test sets it): the sanitizer kernel's release; the
 # suite runs there too, then a storm of RBLN_STORM_SECONDS (default 60).
+# RBLN_KERNELS_CHOSEN=1 (make, when KERNELS or RBLN_KERNELS was given): the
+# kernels were picked by hand, so a series left out is a skip, not a failure.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RBLN_BUILD:-$top/build}
 vm_only=0
 [ "${1:-}" = --vm-only ] && { vm_only=1; shift; }
 kernels=("$@")
-[ ${#kernels[@]} -gt 0 ] || kernels=($("$top/tests/vm/kernel-cache.sh" list))
 
-passed=0 failed=0
-declare -a problems=()
+passed=0 failed=0 skipped=0
+declare -a problems=() skips=()
+if [ ${#kernels[@]} -eq 0 ]; then
+	listed=$("$top/tests/vm/kernel-cache.sh" list)
+	list_rc=$?
+	read -r -a kernels <<< "$(echo $listed)"
+	if [ "$list_rc" != 0 ]; then
+		failed=$((failed + 1))
+		problems+=("the kernel list (tests/vm/kernel-cache.sh list, above)")
+	fi
+fi
+# Every series of kernels.txt is tested, unless the kernels were chosen by hand.
+while read -r series pattern; do
+	[ -n "$series" ] || continue
+	if [ "${RBLN_KERNELS_CHOSEN:-0}" = 1 ]; then
+		skipped=$((skipped + 1))
+		skips+=("kernel series $series: not among the kernels chosen (${kernels[*]:-none})")
+	else
+		failed=$((failed + 1))
+		problems+=("kernel series $series ($pattern): no kernel to test; tests/vm/kernel-cache.sh list says why")
+	fi
+done < <("$top/tests/vm/kernel-cache.sh" coverage "${kernels[@]}")
 # make test takes the "before" snapshot ahead of the build (RBLN_HOST_BEFORE).
 before=${RBLN_HOST_BEFORE:-$build/host-before.txt}
 if [ -z "${RBLN_HOST_BEFORE:-}" ]; then
@@ -25,17 +50,28 @@ if [ -z "${RBLN_HOST_BEFORE:-}" ]; then
 	"$top/tests/host-snapshot.sh" > "$before"
 fi
 
-# Adds the counts from a GoogleTest log; a log without a verdict counts as one failure.
+# Adds the counts from a GoogleTest log, its skipped tests by name; a log
+# without a verdict counts as one failure.
 count_gtest() {
-	local log=$1 what=$2 p f
+	local log=$1 what=$2 p f s name
 	p=$(awk '/^\[  PASSED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")
 	f=$(awk '/^\[  FAILED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")
-	passed=$((passed + p)) failed=$((failed + f))
+	s=$(awk '/^\[  SKIPPED \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	[ "$f" = 0 ] || problems+=("$what: $f failed")
+	# The summary's list: "[  SKIPPED ] Suite.Name", without the "(N ms)" of the run.
+	while read -r name; do
+		skips+=("$what: $name")
+	done < <(sed -n 's/^\[  SKIPPED \] \([^ ]*\.[^ ]*\)$/\1/p' "$log")
 	if [ "$p" = 0 ] && [ "$f" = 0 ]; then
 		failed=$((failed + 1))
 		problems+=("$what: no test ran")
 	fi
+}
+
+skip() {	# why
+	skipped=$((skipped + 1))
+	skips+=("$1")
 }
 
 result() {	# name status
@@ -47,10 +83,16 @@ if [ "$vm_only" = 0 ]; then
 	log=$build/host-tests.log
 	(cd "$build/cmake" && ctest --output-on-failure) 2>&1 | tee "$log"
 	p=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\)/\2 \1/p' "$log")
+	# ctest counts a skipped test as passed; its list names them: "  3 - name (Skipped)".
+	ctest_skips=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$log")
 	if [ -n "$p" ]; then
 		set -- $p
-		passed=$((passed + $1 - $2)) failed=$((failed + $2))
+		s=$(echo -n "$ctest_skips" | grep -c .)
+		passed=$((passed + $1 - $2 - s)) failed=$((failed + $2))
 		[ "$2" = 0 ] || problems+=("host unit tests: $2 failed")
+		while read -r name; do
+			[ -z "$name" ] || skip "host unit test $name"
+		done <<< "$ctest_skips"
 	else
 		result "host unit tests did not run" 1
 	fi
@@ -66,12 +108,23 @@ if [ "$vm_only" = 0 ]; then
 	echo "=== KUnit suites (the sanitizer kernel)"
 	"$top/tests/kunit/run.sh"
 	kunit_rc=$?
-	# kunit.py's summary: "Testing complete. Ran N tests: passed: P, failed: F, ..."
+	# kunit.py's summary: "Testing complete. Ran N tests: passed: P, failed: F,
+	# skipped: S, crashed: C, errors: E" (the counts that are 0 left out).
 	summary=$(grep -o 'Ran [0-9]* tests:.*' "$build/kunit/results.txt" 2>/dev/null | tail -1)
-	p=$(echo "$summary" | sed -n 's/.*passed: \([0-9]*\).*/\1/p')
-	f=$(echo "$summary" | sed -n 's/.*failed: \([0-9]*\).*/\1/p')
-	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-	[ "${f:-0}" = 0 ] || problems+=("KUnit: $f failed")
+	kunit_count() { echo "$summary" | sed -n "s/.*$1: \([0-9]*\).*/\1/p"; }
+	p=$(kunit_count passed) s=$(kunit_count skipped)
+	f=0
+	for what in failed crashed errors; do
+		n=$(kunit_count "$what")
+		f=$((f + ${n:-0}))
+	done
+	passed=$((passed + ${p:-0})) failed=$((failed + f)) skipped=$((skipped + ${s:-0}))
+	[ "$f" = 0 ] || problems+=("KUnit: $f failed or crashed")
+	[ "${s:-0}" = 0 ] || skips+=("KUnit: $s skipped (see $build/kunit/results.txt)")
+	if [ "${p:-0}" = 0 ] && [ "$f" = 0 ]; then
+		failed=$((failed + 1))
+		problems+=("KUnit: no test ran")
+	fi
 	# The run itself (crash, timeout, checker reports) is one more check.
 	result "KUnit run (kernel log; see $build/kunit/console.log)" "$kunit_rc"
 fi
@@ -97,7 +150,7 @@ if [ -n "$ok" ]; then
 	"$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"
 	vm_rc=$?
 	if [ "$vm_rc" = 77 ]; then
-		echo "SKIPPED: old drivers: this checkout has no history to build them from"
+		skip "libdevmgr against older drivers: this checkout has no history to build them from"
 	else
 		if [ "$vm_rc" = 0 ]; then
 			"$top/tests/vm/run-vm.sh" -o "$out" "$ok" \
@@ -107,6 +160,8 @@ if [ -n "$ok" ]; then
 		fi
 		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
 	fi
+else
+	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
 
 dk=${RBLN_DEBUG_KERNEL:-}
@@ -129,6 +184,9 @@ if [ -n "$dk" ]; then
 	storm_rc=$?
 	grep -h -e '^storm' -e '^run-vm' -e '^[0-9]*:' "$build/storm.log"
 	result "storm on $dk (memory, removal, unload, kmemleak or kernel log; see $storm_out)" "$storm_rc"
+else
+	skip "VM tests on the sanitizer kernel: RBLN_DEBUG_KERNEL is not set (make test sets it)"
+	skip "the storm on the sanitizer kernel: RBLN_DEBUG_KERNEL is not set (make test sets it)"
 fi
 
 echo "=== the host is as before (packages, /lib/modules, /boot, /usr/src, /var/lib/dkms)"
@@ -137,6 +195,7 @@ diff "$before" "$build/host-after.txt" | head -n 20
 result "host unchanged (see $before and $build/host-after.txt)" "${PIPESTATUS[0]}"
 
 echo
+for p in "${skips[@]}"; do echo "SKIPPED: $p"; done
 for p in "${problems[@]}"; do echo "FAILED: $p"; done
-echo "rbln tests: $passed passed, $failed failed"
+echo "rbln tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -8,6 +8,8 @@
 #   kernel-cache.sh list            ABI names of the kernels to test: the newest of each series
 #                                   in kernels.txt (6.1 and 6.12 from the host's apt, 7.x from
 #                                   Debian's trixie-backports, else sid), with image and headers
+#                                   (exit 1, naming each series without a kernel, after the rest)
+#   kernel-cache.sh coverage VER... the series of kernels.txt none of VER... belongs to (exit 1 if any)
 #   kernel-cache.sh prepare VER     fetch + extract + initramfs; prints the cache dir
 #   kernel-cache.sh headers VER     fetch + extract the headers; prints the directory to
 #                                   build against (make -C DIR M=...)
@@ -15,6 +17,7 @@
 #                                   or for a kernel of a newer Debian in a chroot of that
 #                                   release (build-root.sh)
 #
+# RBLN_KERNELS_TXT overrides the series file (default kernels.txt beside this script).
 # RBLN_KERNELS overrides the list ("6.1.0-57-amd64 6.12.117+deb12-amd64").
 # RBLN_CACHE overrides the cache root (default ~/.cache/rbln-vm).
 set -euo pipefail
@@ -43,14 +46,14 @@ newest_abi() {
 }
 
 # The kernel series to test: "series origins pattern" lines.
-series() { grep -v '^#' "$here/kernels.txt" | awk 'NF == 3'; }
+series() { grep -v '^#' "${RBLN_KERNELS_TXT:-$here/kernels.txt}" | awk 'NF == 3'; }
 
 list() {
 	if [ -n "${RBLN_KERNELS:-}" ]; then
 		echo "$RBLN_KERNELS" | tr ' ' '\n' | sed '/^$/d'
 		return
 	fi
-	local name origins pattern origin v
+	local name origins pattern origin v missing=0
 	declare -A names
 	while read -r name origins pattern; do
 		v=
@@ -59,9 +62,29 @@ list() {
 			v=$(echo "${names[$origin]}" | newest_abi "$pattern")
 			[ -z "$v" ] || break
 		done
-		[ -n "$v" ] || die "no $name kernel ($pattern) with image and headers in: $origins (host: run apt-get update)"
-		echo "$v"
+		if [ -n "$v" ]; then
+			echo "$v"
+		else
+			# Every series is looked for, so one message names all that are missing.
+			echo "kernel-cache: no $name kernel ($pattern) with image and headers in: $origins (host: run apt-get update)" >&2
+			missing=1
+		fi
 	done < <(series)
+	[ "$missing" = 0 ] || exit 1
+}
+
+# The series of kernels.txt that none of the given kernels belongs to, one
+# "SERIES PATTERN" line each; exit 1 if there is one.
+coverage() {
+	local name origins pattern k found missing=0
+	while read -r name origins pattern; do
+		found=0
+		for k in "$@"; do
+			if echo "$k" | grep -qx -- "$pattern"; then found=1; break; fi
+		done
+		[ "$found" = 1 ] || { echo "$name $pattern"; missing=1; }
+	done < <(series)
+	[ "$missing" = 0 ]
 }
 
 # Where a kernel's packages come from, found once and remembered.
@@ -205,6 +228,7 @@ run() {
 
 case "${1:-}" in
 list) list ;;
+coverage) shift; coverage "$@" ;;
 prepare)
 	[ -n "${2:-}" ] || die "prepare needs a kernel ABI name"
 	locked "$2" prepare "$2"
@@ -221,5 +245,5 @@ run)
 	shift 2
 	run "$ver" "$@"
 	;;
-*) die "usage: kernel-cache.sh list | prepare VER | headers VER | run VER COMMAND..." ;;
+*) die "usage: kernel-cache.sh list | coverage VER... | prepare VER | headers VER | run VER COMMAND..." ;;
 esac
