@@ -18,9 +18,9 @@
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_gem.h"
+#include "rbln_hw.h"
 #include "rbln_job.h"
 #include "rbln_test_point.h"
-#include "sim/rbln_sim.h"
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)
 int (*rbln_test_point_hook)(enum rbln_test_point_id point);

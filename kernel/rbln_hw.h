@@ -127,4 +127,12 @@ void *rbln_device_hw_priv(struct rbln_device *rdev);
 /* Device-wide utilisation in percent over the last sampling window. */
 u32 rbln_device_utilization(struct rbln_device *rdev);
 
+/*
+ * The backends' entry points, the only backend symbols the core calls:
+ * module init starts each backend, which then finds its devices and calls
+ * rbln_device_create(); module exit stops it.
+ */
+int rbln_sim_init(void);
+void rbln_sim_exit(void);
+
 #endif /* RBLN_HW_H */

@@ -47,15 +47,12 @@ struct rbln_sim_spec {
 	u64 memory;			/* bytes */
 };
 
-int rbln_sim_init(void);
-
 /* What /sys/bus/rbln_sim/{new,del}_device do; also the KUnit tests' way in. */
 int rbln_sim_parse_spec(const char *buf, unsigned int default_mib, struct rbln_sim_spec *spec);
 int rbln_sim_new_device(const char *buf);
 int rbln_sim_del_device(unsigned int id);
 /* The core device of simulated device @id, referenced (drm_dev_put()), or NULL. */
 struct rbln_device *rbln_sim_find_device(unsigned int id);
-void rbln_sim_exit(void);
 
 /* rbln_sim_hw.c: the simulated hardware behind struct rbln_hw_ops. */
 extern const struct rbln_hw_ops rbln_sim_hw_ops;

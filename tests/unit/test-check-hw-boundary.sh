@@ -1,0 +1,49 @@
+#!/bin/bash
+# check-hw-boundary.sh on copies of kernel/ with one boundary break each (the
+# kinds an audit slipped past the first check): every one must fail, the clean
+# copy must pass, and so must a tree that is missing or empty fail.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+check=$here/check-hw-boundary.sh
+src=$(cd "$here/../../kernel" && pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+bad=0 n=0
+
+verdict() {	# want name tree
+	local got
+	n=$((n + 1))
+	if "$check" "$3" >"$dir/out" 2>&1; then got=pass; else got=fail; fi
+	if [ "$got" = "$1" ]; then
+		echo "ok: $2 ($got)"
+	else
+		echo "FAIL: $2: wanted $1, got $got"
+		sed 's/^/    /' "$dir/out"
+		bad=$((bad + 1))
+	fi
+}
+
+breaks() {	# name, file under kernel/, line to add
+	rm -rf "$dir/k" && cp -r "$src" "$dir/k"
+	mkdir -p "$(dirname "$dir/k/$2")"
+	echo "$3" >> "$dir/k/$2"
+	verdict fail "$1" "$dir/k"
+}
+
+rm -rf "$dir/k" && cp -r "$src" "$dir/k"
+verdict pass "the tree as it is" "$dir/k"
+verdict fail "a missing tree" "$dir/absent"
+mkdir "$dir/empty"
+verdict fail "a tree without files" "$dir/empty"
+breaks "kvzalloc" rbln_gem.c 'static void *f(size_t n) { return kvzalloc(n, GFP_KERNEL); }'
+breaks "vmap" rbln_gem.c 'static void *f(struct page **p, int n) { return vmap(p, n, 0, PAGE_KERNEL); }'
+breaks "alloc_pages" rbln_mem.c 'static struct page *f(void) { return alloc_pages(GFP_KERNEL, 0); }'
+breaks "memset of a buffer" rbln_job.c 'static void f(void *vaddr, size_t size) { memset(vaddr, 0, size); }'
+breaks "copy_page" rbln_job.c 'static void f(void *a, void *b) { copy_page(a, b); }'
+breaks "__builtin_memcpy" rbln_job.c 'static void f(void *a, void *b, size_t n) { __builtin_memcpy(a, b, n); }'
+breaks "a simulator type" rbln_device.h 'struct rbln_sim_device *sim_of(struct rbln_device *rdev);'
+breaks "the simulator's header" rbln_drv.c '#include "sim/rbln_sim.h"'
+breaks "a simulator function" rbln_drv.c 'static void f(void) { rbln_sim_find_device(0); }'
+breaks "memcpy in a core file below kernel/" include/uapi/drm/x.h 'static inline void f(void *a, void *b) { memcpy(a, b, 8); }'
+echo "check-hw-boundary: $((n - bad)) of $n cases as they must be"
+[ "$bad" = 0 ]
