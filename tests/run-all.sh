@@ -141,6 +141,14 @@ for k in "${kernels[@]}"; do
 	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
 done
 
+# The verdict itself: a report printed after the guest's log snapshot must
+# still fail a run (one boot of the first kernel).
+if [ ${#kernels[@]} -gt 0 ]; then
+	echo "=== the VM verdict sees a late kernel report (${kernels[0]})"
+	"$top/tests/vm/verdict-selftest.sh" "${kernels[0]}"
+	result "VM verdict self-test (see $build/vm/verdict-selftest)" $?
+fi
+
 # libdevmgr against the drivers of older interfaces, from this repository's
 # history, on one kernel (the library's fallbacks do not depend on it).
 ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
