@@ -58,6 +58,30 @@ exec </dev/console >/dev/console 2>&1
 # gives no verdict on a log without both (never written, or cut short).
 # Warning level, so the serial console shows them too.
 echo "<4>rbln-vm: boot $(uname -r)" > /dev/kmsg
+
+# Records the result and the kernel log in /run/vm, and powers off.
+finish() {
+	dmesg > /run/vm/dmesg.txt
+	echo "$1" > /run/vm/rc
+	sync
+	# A moment for late reports (delayed work after the last rmmod, RCU
+	# callbacks): they reach only the serial console now, which run-vm.sh scans
+	# as well as the snapshot.  The 9p root is still there, and so is sleep.
+	sleep 2
+	umount /run/vm
+	echo o > /proc/sysrq-trigger
+	# Wait for the power-off with builtins only: the 9p root (and /bin/sleep) may be
+	# gone already, and init must not exit meanwhile (that panics the kernel).
+	while :; do read -r -t 10 _ </dev/console; done 2>/dev/null
+}
+
+# A debug kernel whose lockdep is off already (a report from its own boot,
+# before init: printed, not counted) cannot give this run lockdep's verdict:
+# no job, and run-vm.sh boots again.
+if [ -r /proc/lockdep_stats ] && ! grep -q -E 'debug_locks:[[:space:]]+1$' /proc/lockdep_stats; then
+	echo "<4>rbln-vm: lockdep is off after the boot: no job on this boot" > /dev/kmsg
+	finish reboot
+fi
 echo "rbln-vm: $(uname -r) up in $(cut -d' ' -f1 /proc/uptime)s"
 cd "${RBLN_VM_CWD:-/}"
 if [ "${RBLN_VM_INTERACTIVE:-0}" = 1 ]; then
@@ -69,9 +93,9 @@ else
 	rc=${PIPESTATUS[0]}
 fi
 
-# A debug kernel's lockdep must still be on at the end: a report (or one
-# from the boot, which check-dmesg.sh excuses) turns it off for good, and its
-# checks would silently stop.
+# A debug kernel's lockdep must still be on at the end: a report turns it
+# off for good, and its checks would silently stop (check-dmesg.sh fails
+# lockdep=off).
 lockdep=absent
 if [ -r /proc/lockdep_stats ]; then
 	case $(grep -m1 'debug_locks:' /proc/lockdep_stats) in
@@ -80,15 +104,4 @@ if [ -r /proc/lockdep_stats ]; then
 	esac
 fi
 echo "<4>rbln-vm: end rc=$rc lockdep=$lockdep" > /dev/kmsg
-dmesg > /run/vm/dmesg.txt
-echo "$rc" > /run/vm/rc
-sync
-# A moment for late reports (delayed work after the last rmmod, RCU
-# callbacks): they reach only the serial console now, which run-vm.sh scans
-# as well as the snapshot.  The 9p root is still there, and so is sleep.
-sleep 2
-umount /run/vm
-echo o > /proc/sysrq-trigger
-# Wait for the power-off with builtins only: the 9p root (and /bin/sleep) may be
-# gone already, and init must not exit meanwhile (that panics the kernel).
-while :; do read -r -t 10 _ </dev/console; done 2>/dev/null
+finish "$rc"
