@@ -181,7 +181,7 @@ TEST_F(Containers, BadValueFailsTheStartAndChangesNothing)
 	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=0,7");
 	make_privileged(c);
 	Outcome r = run(c);
-	EXPECT_NE(r.exit, 0);
+	EXPECT_EQ(r.exit, 2) << "a bad value is a bad argument, as in every tool";
 	EXPECT_EQ(r.out.find("started"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: NPU 7 does not exist"), std::string::npos) << r.out;
 	EXPECT_EQ(r.config, c) << "config.json was changed";
@@ -246,7 +246,7 @@ TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
 
 	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=9";
 	r = run(c);
-	EXPECT_NE(r.exit, 0);
+	EXPECT_EQ(r.exit, 5) << "no such NPU";
 	EXPECT_NE(r.out.find("rebellions.ai/npu=9 is not in any spec"), std::string::npos) << r.out;
 	fs::remove("/var/run/cdi/rbln.yaml");
 }

@@ -93,7 +93,7 @@ TEST(Smi, ContextsShowHoldersAndStaleClients)
 	EXPECT_NE(r.out.find("NPU 0: reclaimed client "), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("(rbln_integratio): 2 MiB freed"), std::string::npos) << r.out;
 	r = smi("--reclaim");
-	EXPECT_EQ(r.out, "no stale clients\n");
+	EXPECT_EQ(r.out, "no stale clients on NPU 0, 1\n");
 	kill(keeper, SIGKILL);
 }
 
