@@ -183,7 +183,7 @@ TEST_F(Containers, BadValueFailsTheStartAndChangesNothing)
 	Outcome r = run(c);
 	EXPECT_EQ(r.exit, 2) << "a bad value is a bad argument, as in every tool";
 	EXPECT_EQ(r.out.find("started"), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: NPU 7 does not exist"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: host id 7 does not exist"), std::string::npos) << r.out;
 	EXPECT_EQ(r.config, c) << "config.json was changed";
 }
 

@@ -252,7 +252,7 @@ TEST(Devmgr, CApiDeviceManagement)
 
 	setenv("RBLN_DEVICE_MAP", "[0,1]", 1);
 	EXPECT_EQ(rbln_logical_device_count(), 1u);
-	char summary[256];
+	char summary[512];
 	size_t need = rbln_device_summary(summary, sizeof(summary));
 	EXPECT_EQ(need, strlen(summary));
 	EXPECT_NE(std::string(summary).find("0              | 0, 1             | Active (Aggregated)"),

@@ -50,7 +50,10 @@ TEST(Enumerate, LogicalDevicesFollowTheEnvironment)
 {
 	setenv("RBLN_DEVICE_MAP", "[0,1]", 1);
 	EXPECT_EQ(rbln::device_summary(), "Logical Device | Physical NPU IDs | Status\n"
-					  "0              | 0, 1             | Active (Aggregated)\n");
+					  "0              | 0, 1             | Active (Aggregated)\n"
+					  "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container "
+					  "keeps; RBLN_DEVICE_MAP counts the visible NPUs from 0 in "
+					  "RBLN_VISIBLE_DEVICES order)\n");
 	unsetenv("RBLN_DEVICE_MAP");
 	setenv("RBLN_NPUS_PER_DEVICE", "4", 1);
 	auto plan = rbln::logical_devices();	// never throws

@@ -141,7 +141,9 @@ TEST(Smi, GroupsFollowTheEnvironment)
 	SmiResult r = smi("-g");
 	unsetenv("RBLN_NPUS_PER_DEVICE");
 	EXPECT_EQ(r.out, "Logical Device | Physical NPU IDs | Status\n"
-			 "0              | 0, 1             | Active (Aggregated)\n");
+			 "0              | 0, 1             | Active (Aggregated)\n"
+			 "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container keeps; "
+			 "RBLN_DEVICE_MAP counts the visible NPUs from 0 in RBLN_VISIBLE_DEVICES order)\n");
 	EXPECT_EQ(r.exit, 0);
 
 	// A bad configuration: the error, and a status a script can check.
