@@ -125,9 +125,12 @@ TEST(Smi, CsvQueryAndExitCodes)
 {
 	SmiResult r = smi("--query npu,name,memory.total,pstate --format csv");
 	EXPECT_EQ(r.exit, 0);
-	EXPECT_EQ(r.out, "npu, name, memory.total, pstate\n"
-			 "0, RBLN-CA12, 67108864, P14\n"
-			 "1, RBLN-CR03, 67108864, P14\n");
+	EXPECT_EQ(r.out, "npu, name, memory.total [B], pstate\n"
+			 "0, RBLN-CA12, 67108864 B, P14\n"
+			 "1, RBLN-CR03, 67108864 B, P14\n");
+	r = smi("--query npu,memory.total --format csv,noheader,nounits");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out, "0, 67108864\n1, 67108864\n");
 	EXPECT_EQ(smi("--query uuid --format csv,noheader -i 0").out,
 		  read_file(sim_device(0)->sysfs + "/uuid").value_or("?") + "\n");
 	EXPECT_EQ(smi("-i 9").exit, 5) << "NPU not found";

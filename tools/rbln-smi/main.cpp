@@ -36,7 +36,7 @@ int show(const Options &o)
 	do {
 		Snapshot snap = take_snapshot(o.ids, o.full || (o.json && !o.vendor_json));
 		if (o.command == Command::query && o.csv)
-			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_header));
+			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_format));
 		else if (o.command == Command::query)
 			fmt::print("{}", render_query_json(snap, o.query_fields));
 		else if (o.vendor_json)
