@@ -104,7 +104,8 @@ RBLN_API const char *rbln_status_string(rbln_status status);
 /* The message of this thread's last failed call ("" if none). */
 RBLN_API const char *rbln_last_error(void);
 
-/* Opens /dev/rbln<index>. */
+/* Opens NPU <index> through the node this process was given: its accel or
+ * render node, or /dev/rbln<index>. */
 RBLN_API rbln_status rbln_device_open(unsigned index, rbln_device **out);
 /* Opens a device node by path (/dev/accel/accel0, /dev/rbln/by-uuid/...). */
 RBLN_API rbln_status rbln_device_open_path(const char *path, rbln_device **out);
@@ -197,8 +198,8 @@ typedef struct rbln_npu_info {
 	uint32_t index;			/* N of /dev/rblnN */
 	uint32_t chiplet_count;
 	uint64_t memory_total;
-	int node_present;		/* 0 when /dev lacks the node (a container not given it) */
-	char node[64];			/* /dev/accel/accelM or /dev/dri/renderDM */
+	int node_present;		/* 0 when /dev has no node of it (a container not given it) */
+	char node[64];			/* /dev/accel/accelM or /dev/dri/renderDM, else /dev/rblnN */
 	char name[32];
 	char uuid[40];
 	char pci_bus_id[16];

@@ -16,12 +16,13 @@ namespace rbln {
 
 struct NpuInfo {
 	unsigned index;			// N of /dev/rblnN, the NPU column of rbln-smi
-	std::string node;		// /dev/accel/accelM or /dev/dri/renderDM
+	std::string node;		// /dev/accel/accelM or /dev/dri/renderDM, else /dev/rblnN
+					// when only that is here (the one this process can open)
 	std::string sysfs;		// the device's sysfs directory
 	std::string name, sku, uuid, pci_bus_id, status;
 	uint64_t memory_total;
 	uint32_t chiplet_count;
-	bool node_present;		// false when /dev lacks the node (a container not given it)
+	bool node_present;		// false when /dev has neither node (a container not given it)
 };
 
 // The NPUs usable here, ordered by PCI bus id (which is index order): those
