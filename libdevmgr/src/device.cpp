@@ -77,7 +77,9 @@ std::shared_ptr<detail::DeviceState> detail::open_node(const std::string &path,
 		int err = errno;
 		if (err == ENOENT)
 			detail::fail_unless_driver_loaded(fmt::format("cannot open {}", path));
-		fail(err, fmt::format("cannot open {}: {}", path, open_hint(err, index)));
+		// No node: no such NPU here, Errc::no_device as for a removed one.
+		throw Error(err == ENOENT ? Errc::no_device : errc_from_errno(err), err,
+			    fmt::format("cannot open {}: {}", path, open_hint(err, index)));
 	}
 
 	drm_rbln_device_info di{};

@@ -192,7 +192,8 @@ NpuInfo find_npu(const std::string &spec)
 	std::vector<std::string> known;
 	for (const auto &npu : npus)
 		known.push_back(fmt::format("{} ({}, {})", npu.index, npu.pci_bus_id, npu.uuid));
-	detail::fail(ENOENT, fmt::format("no NPU matches '{}' (an index, uuid or PCI bus id); this host "
+	// ENODEV: an NPU not here is Errc::no_device, as through a handle of a removed one.
+	detail::fail(ENODEV, fmt::format("no NPU matches '{}' (an index, uuid or PCI bus id); this host "
 					 "has: {}", spec, known.empty() ? std::string("no NPUs")
 								     : fmt::format("{}", fmt::join(known, "; "))));
 }

@@ -95,7 +95,7 @@ TEST(Devmgr, BadRequestsNameTheBadValue)
 		  std::string::npos) << msg;
 	EXPECT_NE(msg.find("External HDMA: host <-> chiplet 0"), std::string::npos) << msg;
 
-	msg = error_of([] { rbln::Device::open(77); }, rbln::Errc::not_found);
+	msg = error_of([] { rbln::Device::open(77); }, rbln::Errc::no_device);
 	EXPECT_NE(msg.find("cannot open /dev/rbln77: no such device node"), std::string::npos) << msg;
 	EXPECT_NE(msg.find("lsmod | grep rbln"), std::string::npos) << msg;
 }
@@ -183,7 +183,7 @@ TEST(Devmgr, CApiRoundTripAndLastError)
 	EXPECT_EQ(mu.used, 0u);
 	rbln_device_close(dev);
 
-	EXPECT_EQ(rbln_device_open(99, &dev), RBLN_ERR_NOT_FOUND);
+	EXPECT_EQ(rbln_device_open(99, &dev), RBLN_ERR_NO_DEVICE);
 	EXPECT_NE(std::string(rbln_last_error()).find("/dev/rbln99"), std::string::npos);
 }
 
@@ -247,7 +247,7 @@ TEST(Devmgr, CApiDeviceManagement)
 	EXPECT_EQ(npu.chiplet_count, 4u);
 	EXPECT_TRUE(npu.node_present);
 	EXPECT_STREQ(npu.status, "READY");
-	EXPECT_EQ(rbln_npu_get(5, &npu), RBLN_ERR_NOT_FOUND);
+	EXPECT_EQ(rbln_npu_get(5, &npu), RBLN_ERR_NO_DEVICE);
 	EXPECT_NE(std::string(rbln_last_error()).find("this host has 2"), std::string::npos);
 
 	setenv("RBLN_DEVICE_MAP", "[0,1]", 1);
@@ -327,7 +327,7 @@ TEST(Devmgr, CApiLookupStatusAndEngines)
 	EXPECT_EQ(by_uuid.index, 1u);
 	EXPECT_EQ(by_bus.index, 1u);
 	EXPECT_STREQ(by_bus.uuid, uuid.c_str());
-	EXPECT_EQ(rbln_npu_find("0000:09:00.0", &by_bus), RBLN_ERR_NOT_FOUND);
+	EXPECT_EQ(rbln_npu_find("0000:09:00.0", &by_bus), RBLN_ERR_NO_DEVICE);
 	EXPECT_NE(std::string(rbln_last_error()).find("no NPU matches '0000:09:00.0'"), std::string::npos);
 
 	rbln_device *dev = nullptr;

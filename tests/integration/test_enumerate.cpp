@@ -39,7 +39,7 @@ TEST(Enumerate, PickByIndexUuidOrBusId)
 		rbln::find_npu("0000:99:00.0");
 		ADD_FAILURE() << "found a device that does not exist";
 	} catch (const rbln::Error &e) {
-		EXPECT_EQ(e.code(), rbln::Errc::not_found);
+		EXPECT_EQ(e.code(), rbln::Errc::no_device);
 		EXPECT_NE(std::string(e.what()).find("no NPU matches '0000:99:00.0' (an index, uuid or PCI "
 						     "bus id); this host has: 0 (0000:01:00.0"),
 			  std::string::npos) << e.what();

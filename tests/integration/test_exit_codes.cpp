@@ -107,7 +107,7 @@ TEST_F(ModuleState, TheDriverWithoutNpusSaysNotFound)
 	EXPECT_EQ(ctk_exit("cdi generate --dry-run"), kNotFound) << "no NPU is 5, not 3 (no driver)";
 
 	rbln_device *dev = nullptr;
-	EXPECT_EQ(rbln_device_open(0, &dev), RBLN_ERR_NOT_FOUND) << rbln_last_error();
+	EXPECT_EQ(rbln_device_open(0, &dev), RBLN_ERR_NO_DEVICE) << rbln_last_error();
 	rbln_event_listener *listener = nullptr;
 	ASSERT_EQ(rbln_event_listener_open(&listener), RBLN_OK) << rbln_last_error();
 	rbln_event_listener_close(listener);

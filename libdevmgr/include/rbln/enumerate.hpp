@@ -42,8 +42,8 @@ std::vector<std::string> list_npu_nodes();
 bool driver_loaded();
 
 // The NPU named by @spec: an index ("1"), a uuid or a PCI bus id
-// ("0000:02:00.0").  Throws Errc::not_found naming what exists, or
-// Errc::driver_not_loaded.
+// ("0000:02:00.0").  Throws Errc::no_device naming what exists (as a
+// handle of a removed NPU does), or Errc::driver_not_loaded.
 NpuInfo find_npu(const std::string &spec);
 
 // The logical devices of this process (RBLN_* variables applied to the NPUs
