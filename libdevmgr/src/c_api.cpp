@@ -1,14 +1,24 @@
 // The C ABI: thin wrappers that turn rbln::Error into an rbln_status and
 // keep the message for rbln_last_error().
+#include <mutex>
 #include <vector>
 
 #include "c_api_guard.h"
 
 struct rbln_buffer {
+	explicit rbln_buffer(rbln::Buffer b) : buffer(std::move(b)) {}
 	rbln::Buffer buffer;
+	std::mutex map_lock;	// two threads' first rbln_buffer_map: one mmap
 };
 struct rbln_job {
+	explicit rbln_job(rbln::Job j) : job(std::move(j)) {}
 	rbln::Job job;
+	// The C ABI's promise: a failed job stays failed.  The first wait that
+	// sees the failure keeps it; waits take turns, so none sees the job
+	// "done" between the failure and its being kept.
+	mutable std::timed_mutex wait_lock;
+	mutable rbln_status failed = RBLN_OK;
+	mutable std::string failure;
 };
 
 namespace rbln::capi {
@@ -92,11 +102,11 @@ const char *rbln_status_string(rbln_status status)
 	case RBLN_OK: return "success";
 	case RBLN_ERR_INVALID_ARGUMENT: return "invalid argument";
 	case RBLN_ERR_NOT_FOUND: return "not found";
-	case RBLN_ERR_NO_DEVICE: return "device removed or chiplet down";
+	case RBLN_ERR_NO_DEVICE: return "no such NPU (removed?) or chiplet down";
 	case RBLN_ERR_PERMISSION: return "permission denied";
 	case RBLN_ERR_DEVICE_MEMORY: return "out of device memory";
 	case RBLN_ERR_HOST_MEMORY: return "out of host memory";
-	case RBLN_ERR_BUSY: return "too many jobs in flight";
+	case RBLN_ERR_BUSY: return "busy: held by another process, or too many jobs in flight";
 	case RBLN_ERR_TIMEOUT: return "timed out";
 	case RBLN_ERR_ENGINE_HUNG: return "engine hung and was reset";
 	case RBLN_ERR_JOB_FAILED: return "job failed";
@@ -147,6 +157,9 @@ rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *in
 	copy_string(full.uuid, sizeof(full.uuid), i.uuid);
 	copy_string(full.pci_bus_id, sizeof(full.pci_bus_id), i.pci_bus_id);
 	copy_string(full.driver_version, sizeof(full.driver_version), i.driver_version);
+	copy_string(full.firmware_version, sizeof(full.firmware_version), i.firmware_version);
+	copy_string(full.serial, sizeof(full.serial), i.serial);
+	full.numa_node = i.numa_node;
 	copy_out(full, info, info->struct_size);
 	return RBLN_OK;
 }
@@ -206,7 +219,10 @@ rbln_status rbln_buffer_map(rbln_buffer *buffer, void **ptr)
 {
 	if (!buffer || !ptr)
 		return invalid("rbln_buffer_map: buffer or ptr is NULL");
-	return guarded([&] { *ptr = buffer->buffer.map().data(); });
+	return guarded([&] {
+		std::lock_guard guard(buffer->map_lock);
+		*ptr = buffer->buffer.map().data();
+	});
 }
 
 rbln_status rbln_buffer_export(const rbln_buffer *buffer, int *dmabuf_fd)
@@ -304,7 +320,27 @@ rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns)
 {
 	if (!job)
 		return invalid("rbln_job_wait: job is NULL");
-	return guarded([&] { job->job.wait(std::chrono::nanoseconds(timeout_ns)); });
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(0, timeout_ns));
+	std::unique_lock turn(job->wait_lock, std::defer_lock);
+	if (!turn.try_lock_until(deadline))
+		return guarded([&] {
+			rbln::detail::fail(ETIME, fmt::format("rbln_job_wait: job {} still running after {} ms "
+							       "(another thread waits for it too)",
+							       job->job.seqno(), timeout_ns / 1000000));
+		});
+	if (job->failed != RBLN_OK) {
+		rbln::capi::last_error() = job->failure;
+		return job->failed;
+	}
+	auto left = std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
+	rbln_status status = guarded([&] {
+		job->job.wait(std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+	});
+	if (status != RBLN_OK && status != RBLN_ERR_TIMEOUT) {
+		job->failed = status;
+		job->failure = rbln::capi::last_error();
+	}
+	return status;
 }
 
 rbln_status rbln_job_fd(const rbln_job *job, int *fd)

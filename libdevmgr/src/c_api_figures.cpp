@@ -69,7 +69,7 @@ rbln_status rbln_npu_engines(const char *spec, rbln_engine_figures *engines, siz
 					full.engine = rbln_engine(e.engine);
 					full.busy_ns = e.busy_ns;
 					full.chiplet_engine_resets = c.engine_resets;
-					copy_out(full, reinterpret_cast<std::byte *>(engines) + n * stride, stride);
+					rbln::capi::copy_out_element(full, engines, n, stride);
 				}
 				n++;
 			}

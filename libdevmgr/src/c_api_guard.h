@@ -57,6 +57,7 @@ RBLN_FIRST_SIZE(rbln_event, bytes);
 RBLN_FIRST_SIZE(rbln_device_status, busy_ns);
 RBLN_FIRST_SIZE(rbln_engine_figures, reserved);
 RBLN_FIRST_SIZE(rbln_job_desc, after_batch_count);
+RBLN_FIRST_SIZE(rbln_client_usage, engine_busy_ns);
 #undef RBLN_FIRST_SIZE
 
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
@@ -86,6 +87,16 @@ void copy_out(T full, void *dst, size_t their_size)
 	std::memcpy(out + head, reinterpret_cast<const std::byte *>(&full) + head, common - head);
 	if (their_size > sizeof(T))
 		std::memset(out + sizeof(T), 0, their_size - sizeof(T));
+}
+
+// Element @i of a caller's array of @stride-byte elements: its struct_size
+// set to @stride (the caller set only the first's), then as copy_out.
+template <typename T>
+void copy_out_element(const T &full, void *array, size_t i, size_t stride)
+{
+	auto *element = static_cast<std::byte *>(array) + i * stride;
+	std::memcpy(element, &stride, sizeof(stride));
+	copy_out(full, element, stride);
 }
 
 // Fills a caller's rbln_npu_info (c_api_management.cpp).

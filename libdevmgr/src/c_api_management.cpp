@@ -1,5 +1,6 @@
 // The C ABI of device management: enumeration, the logical-device plan,
 // registration, clients, reclaim and events.  Same conventions as c_api.cpp.
+#include <algorithm>
 #include <cstring>
 
 #include "c_api_guard.h"
@@ -54,7 +55,7 @@ rbln_status rbln_npu_get(size_t i, rbln_npu_info *info)
 	return guarded([&] {
 		auto npus = rbln::enumerate_npus();
 		if (i >= npus.size())
-			rbln::detail::fail(ENOENT, fmt::format("rbln_npu_get: NPU position {} does not exist "
+			rbln::detail::fail(ENODEV, fmt::format("rbln_npu_get: NPU position {} does not exist "
 							       "(this host has {})", i, npus.size()));
 		rbln::capi::put_npu(npus[i], info);
 	});
@@ -136,7 +137,7 @@ rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *cli
 			o.device_memory = c.device_memory;
 			o.idle_ns = uint64_t(c.idle.count());
 			copy_string(o.creator_comm, sizeof(o.creator_comm), c.creator_comm);
-			copy_out(o, reinterpret_cast<std::byte *>(clients) + i * stride, stride);
+			rbln::capi::copy_out_element(o, clients, i, stride);
 		}
 	});
 }
@@ -150,6 +151,33 @@ rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int for
 		uint64_t freed = device->device.reclaim(client_id, force != 0);
 		if (freed_bytes)
 			*freed_bytes = freed;
+	});
+}
+
+rbln_status rbln_device_reset(rbln_device *device, int force, unsigned *revoked)
+{
+	if (!device)
+		return invalid("rbln_device_reset: device is NULL");
+	return guarded([&] {
+		unsigned n = device->device.reset(force != 0);
+		if (revoked)
+			*revoked = n;
+	});
+}
+
+rbln_status rbln_device_usage(const rbln_device *device, rbln_client_usage *usage)
+{
+	if (!device || !usage || !size_ok<rbln_client_usage>(usage->struct_size))
+		return invalid("rbln_device_usage: NULL argument or struct_size too small");
+	return guarded([&] {
+		rbln::ClientUsage u = device->device.usage();
+		rbln_client_usage full{};
+		full.client_id = u.client_id;
+		full.memory_total = u.memory_total;
+		full.memory_resident = u.memory_resident;
+		full.device_memory = u.device_memory;
+		std::copy(std::begin(u.engine_busy_ns), std::end(u.engine_busy_ns), full.engine_busy_ns);
+		copy_out(full, usage, usage->struct_size);
 	});
 }
 

@@ -52,12 +52,13 @@ int DeviceState::ioctl(unsigned long request, void *arg) const
 
 using detail::fail;
 
-static std::string open_hint(int err, unsigned index)
+static std::string open_hint(int err, std::optional<unsigned> index)
 {
 	switch (err) {
 	case ENOENT:
 		return fmt::format("no such device node; check that the rbln driver is loaded "
-				   "(lsmod | grep rbln) and that NPU {} exists (ls -l /dev/rbln*)", index);
+				   "(lsmod | grep rbln) and that {} exists (ls -l /dev/rbln* /dev/accel /dev/dri)",
+				   index ? fmt::format("NPU {}", *index) : std::string("the NPU"));
 	case EACCES:
 	case EPERM:
 		return "permission denied; device nodes belong to group 'rbln': add the user "
@@ -67,7 +68,8 @@ static std::string open_hint(int err, unsigned index)
 	}
 }
 
-static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, unsigned index)
+std::shared_ptr<detail::DeviceState> detail::open_node(const std::string &path,
+						      std::optional<unsigned> index)
 {
 	auto state = std::make_shared<detail::DeviceState>();
 	state->fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -75,7 +77,9 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 		int err = errno;
 		if (err == ENOENT)
 			detail::fail_unless_driver_loaded(fmt::format("cannot open {}", path));
-		fail(err, fmt::format("cannot open {}: {}", path, open_hint(err, index)));
+		// No node: no such NPU here, Errc::no_device as for a removed one.
+		throw Error(err == ENOENT ? Errc::no_device : errc_from_errno(err), err,
+			    fmt::format("cannot open {}: {}", path, open_hint(err, index)));
 	}
 
 	drm_rbln_device_info di{};
@@ -108,12 +112,12 @@ static std::shared_ptr<detail::DeviceState> open_node(const std::string &path, u
 
 Device Device::open(unsigned index)
 {
-	return Device(open_node(fmt::format("/dev/rbln{}", index), index));
+	return Device(detail::open_node(detail::npu_node(detail::npu_nodes(), index), index));
 }
 
 Device Device::open_path(const std::string &path)
 {
-	return Device(open_node(path, 0));
+	return Device(detail::open_node(path, std::nullopt));
 }
 
 const DeviceInfo &Device::info() const

@@ -2,6 +2,9 @@
 // errors become rbln::Error.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -43,5 +46,14 @@ std::string bytes_text(uint64_t bytes);	// "16 MiB", "1.5 GiB", "4095 B"
 bool env_flag(const char *name);
 void warn(const std::string &message);	// "libdevmgr: warning: ..." on stderr
 void check_device_abi(const DeviceState &dev);	// throws Errc::abi_mismatch
+
+// Index -> the node of each NPU found that this process can open (its accel
+// or render node, or /dev/rblnN: whichever it was given), from the cached
+// enumeration (enumerate.cpp).
+std::map<unsigned, std::string> npu_nodes();
+// NPU @index's node in @nodes, else /dev/rbln<index>.
+std::string npu_node(const std::map<unsigned, std::string> &nodes, unsigned index);
+// Opens @path as NPU @index (nullopt: whichever NPU it is), checking the ABI.
+std::shared_ptr<DeviceState> open_node(const std::string &path, std::optional<unsigned> index);
 
 } // namespace rbln::detail

@@ -3,12 +3,15 @@
 // running udevd (containers); the node may then be missing from /dev.
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 #include <map>
 #include <mutex>
 
 #include <dirent.h>
 #include <libudev.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -57,6 +60,38 @@ udev_device *rbln_parent(udev_device *node)
 	return driver && std::string(driver) == "rbln" ? parent : nullptr;
 }
 
+// The node of @devnum a process can open here: its accel or render node,
+// else /dev/rblnN (a container given only that one, as `docker run --device
+// /dev/rbln1` does); each only if it is that device, not another one's
+// number.  Empty if neither is here.
+bool is_node_of(const std::string &path, dev_t devnum)
+{
+	struct stat st;
+	return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == devnum;
+}
+
+std::string usable_node(const char *devnode, dev_t devnum, const std::string &index)
+{
+	for (const std::string &path : {std::string(devnode), "/dev/rbln" + index})
+		if (is_node_of(path, devnum))
+			return path;
+	return {};
+}
+
+// /dev/rblnN of the node class directory @dir (/sys/class/accel/accel1) if it
+// is that device; "".
+std::string rblnN_node(const std::string &dir)
+{
+	std::ifstream dev_in(dir + "/dev"), index_in(dir + "/device/index");
+	unsigned major = 0, minor = 0;
+	char colon = 0;
+	std::string index;
+	if (!(dev_in >> major >> colon >> minor) || colon != ':' || !(index_in >> index))
+		return {};
+	std::string path = "/dev/rbln" + index;
+	return is_node_of(path, makedev(major, minor)) ? path : std::string();
+}
+
 std::optional<NpuInfo> npu_of(udev_device *node)
 {
 	udev_device *parent = rbln_parent(node);
@@ -68,7 +103,9 @@ std::optional<NpuInfo> npu_of(udev_device *node)
 		return std::nullopt;
 	NpuInfo npu{};
 	npu.index = unsigned(std::stoul(index));
-	npu.node = devnode;
+	std::string usable = usable_node(devnode, udev_device_get_devnum(node), index);
+	npu.node_present = !usable.empty();
+	npu.node = npu.node_present ? usable : devnode;
 	npu.sysfs = udev_device_get_syspath(parent);
 	npu.name = attr(parent, "name");
 	npu.sku = attr(parent, "sku");
@@ -77,7 +114,6 @@ std::optional<NpuInfo> npu_of(udev_device *node)
 	npu.status = attr(parent, "status");
 	npu.memory_total = std::stoull("0" + attr(parent, "memory_total"));
 	npu.chiplet_count = unsigned(std::stoul("0" + attr(parent, "chiplet_count")));
-	npu.node_present = ::access(devnode, F_OK) == 0;
 	return npu;
 }
 
@@ -131,8 +167,12 @@ std::vector<std::string> list_npu_nodes()
 				continue;
 			target[n] = '\0';
 			std::string driver = target;
+			if (driver.substr(driver.rfind('/') + 1) != "rbln")
+				continue;
 			std::string node = dev + std::string(e->d_name);
-			if (driver.substr(driver.rfind('/') + 1) == "rbln" && ::access(node.c_str(), F_OK) == 0)
+			if (::access(node.c_str(), F_OK) != 0)	// given as /dev/rblnN only?
+				node = rblnN_node(dir + "/" + e->d_name);
+			if (!node.empty())
 				nodes.push_back(node);
 		}
 		::closedir(d);
@@ -152,21 +192,22 @@ NpuInfo find_npu(const std::string &spec)
 	std::vector<std::string> known;
 	for (const auto &npu : npus)
 		known.push_back(fmt::format("{} ({}, {})", npu.index, npu.pci_bus_id, npu.uuid));
-	detail::fail(ENOENT, fmt::format("no NPU matches '{}' (an index, uuid or PCI bus id); this host "
+	// ENODEV: an NPU not here is Errc::no_device, as through a handle of a removed one.
+	detail::fail(ENODEV, fmt::format("no NPU matches '{}' (an index, uuid or PCI bus id); this host "
 					 "has: {}", spec, known.empty() ? std::string("no NPUs")
 								     : fmt::format("{}", fmt::join(known, "; "))));
 }
 
-// The NPUs the RBLN_* plan is made from: enumerated once per process, and
-// again only after an NPU was added or removed (a udev monitor, polled
-// without blocking), so that registering costs what the group needs, not a
-// walk of every NPU of the host.  Where udev events cannot be had (a
-// container without the host's netlink), every call enumerates.
-static std::vector<PhysicalNpu> physical_npus()
+// The NPUs found: enumerated once per process, and again only after an NPU
+// was added or removed (a udev monitor, polled without blocking), so that
+// registering costs what the group needs, not a walk of every NPU of the
+// host.  Where udev events cannot be had (a container without the host's
+// netlink), every call enumerates.
+static std::vector<NpuInfo> found_npus()
 {
 	static std::mutex lock;
 	static std::unique_ptr<NpuMonitor> monitor;
-	static std::optional<std::vector<PhysicalNpu>> cached;
+	static std::optional<std::vector<NpuInfo>> cached;
 	std::lock_guard guard(lock);
 	if (!monitor) {
 		try {
@@ -180,13 +221,39 @@ static std::vector<PhysicalNpu> physical_npus()
 				cached.reset();
 	if (cached)
 		return *cached;
-	std::vector<PhysicalNpu> host;
-	for (const auto &npu : enumerate_npus())
-		host.push_back({npu.index, npu.uuid});
+	auto npus = enumerate_npus();
 	if (monitor)
-		cached = host;
+		cached = npus;
+	return npus;
+}
+
+// What the RBLN_* plan is made from.
+static std::vector<PhysicalNpu> physical_npus()
+{
+	std::vector<PhysicalNpu> host;
+	for (const auto &npu : found_npus())
+		host.push_back({npu.index, npu.uuid});
 	return host;
 }
+
+namespace detail {
+
+std::map<unsigned, std::string> npu_nodes()
+{
+	std::map<unsigned, std::string> nodes;
+	for (const auto &npu : found_npus())
+		nodes.emplace(npu.index, npu.node);
+	return nodes;
+}
+
+std::string npu_node(const std::map<unsigned, std::string> &nodes, unsigned index)
+{
+	auto it = nodes.find(index);
+	// Not found here: opening /dev/rblnN then says why (no driver, no such NPU).
+	return it != nodes.end() ? it->second : fmt::format("/dev/rbln{}", index);
+}
+
+} // namespace detail
 
 Plan logical_devices()
 {

@@ -1,9 +1,12 @@
 // An NPU's changing figures from its sysfs directory (docs/sysfs.md).
 #include "rbln/figures.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -29,6 +32,15 @@ T read_number(const std::string &dir, const std::string &name)
 	T value{};
 	in >> value;
 	return in.fail() ? T{} : value;
+}
+
+// After reading: an NPU removed meanwhile left zeros and "" behind, which
+// must not pass for its figures.
+void check_still_there(const NpuInfo &npu)
+{
+	if (::access(npu.sysfs.c_str(), F_OK) != 0)
+		detail::fail(ENODEV, fmt::format("NPU {} was removed (its sysfs directory {} is gone)",
+						 npu.index, npu.sysfs));
 }
 
 std::optional<Engine> engine_named(const std::string &name)
@@ -62,6 +74,7 @@ NpuFigures npu_figures(const NpuInfo &npu)
 		.memory_placed = read_number<uint64_t>(d, "memory_placed"),
 		.busy_ns = read_number<uint64_t>(d, "busy_ns"),
 	};
+	check_still_there(npu);
 	return f;
 }
 
@@ -81,6 +94,7 @@ std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu)
 				cf.engines.push_back({*e, name, read_number<uint64_t>(cd, name + "_busy_ns")});
 		out.push_back(std::move(cf));
 	}
+	check_still_there(npu);
 	return out;
 }
 

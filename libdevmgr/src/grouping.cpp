@@ -36,26 +36,53 @@ std::string trim(const std::string &s)
 	return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-// A decimal number of at most 9 digits (no sign); nullopt otherwise.
+bool all_digits(const std::string &s)
+{
+	return !s.empty() && std::all_of(s.begin(), s.end(), ::isdigit);
+}
+
+// "04" is not 4: a number is written as it is meant, so a typo is not read as
+// another NPU or size.
+bool leading_zero(const std::string &digits)
+{
+	return digits.size() > 1 && digits[0] == '0';
+}
+
+std::string without_leading_zeros(const std::string &digits)
+{
+	size_t first = digits.find_first_not_of('0');
+	return first == std::string::npos ? "0" : digits.substr(first);
+}
+
+// A decimal number of at most 9 digits (no sign, no leading zero); nullopt otherwise.
 std::optional<unsigned> small_number(const std::string &s)
 {
-	if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit))
+	if (!all_digits(s) || s.size() > 9 || leading_zero(s))
 		return std::nullopt;
 	return unsigned(std::stoul(s));
 }
 
-// "0,1,3": the NPUs of this host, for messages.
-std::string host_text(const std::vector<PhysicalNpu> &host)
+// "0,1,3": host ids, for messages.
+std::string host_ids_text(const std::vector<PhysicalNpu> &npus)
 {
 	std::vector<unsigned> indices;
-	for (const auto &h : host)
+	for (const auto &h : npus)
 		indices.push_back(h.index);
 	return indices.empty() ? std::string("none") : fmt::format("{}", fmt::join(indices, ","));
 }
 
-std::string range_text(size_t n)
+// What RBLN_DEVICE_MAP may name: "visible indices 0..1, which are host ids
+// 3,1; ...", said only when the two numberings differ.
+std::string visible_text(const std::vector<PhysicalNpu> &visible)
 {
-	return n ? fmt::format("0..{}", n - 1) : std::string("none");
+	if (visible.empty())
+		return "none";
+	std::string text = fmt::format("visible indices 0..{}", visible.size() - 1);
+	for (unsigned i = 0; i < visible.size(); i++)
+		if (visible[i].index != i)
+			return text + fmt::format(", which are host ids {}; the map counts visible NPUs, "
+						  "not host ids", host_ids_text(visible));
+	return text;
 }
 
 } // namespace
@@ -86,11 +113,14 @@ std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &h
 			config_error(fmt::format("{}: empty entry at position {} (expected NPU indices or "
 						 "uuids separated by commas, e.g. 0,1)", var, pos));
 		const PhysicalNpu *npu = nullptr;
+		if (all_digits(entry) && leading_zero(entry))
+			config_error(fmt::format("{}: '{}' has a leading zero (write host id {})", var, entry,
+						 without_leading_zeros(entry)));
 		if (auto n = small_number(entry)) {
 			auto it = std::find_if(host.begin(), host.end(), [&](auto &h) { return h.index == *n; });
 			if (it == host.end())
-				config_error(fmt::format("{}: NPU {} does not exist on this host (NPUs: {})",
-							 var, entry, host_text(host)));
+				config_error(fmt::format("{}: host id {} does not exist (this host's NPUs: host "
+							 "ids {})", var, entry, host_ids_text(host)));
 			npu = &*it;
 		} else {
 			std::string lower = entry;
@@ -100,11 +130,11 @@ std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &h
 				config_error(fmt::format("{}: '{}' is neither an NPU index nor the uuid of an "
 							 "NPU on this host (valid: all, none, void, or indices "
 							 "or uuids separated by commas; NPUs: {})",
-							 var, entry, host_text(host)));
+							 var, entry, host_ids_text(host)));
 			npu = &*it;
 		}
 		if (std::any_of(out.begin(), out.end(), [&](auto &v) { return v.index == npu->index; }))
-			config_error(fmt::format("{}: NPU {} is listed twice", var, npu->index));
+			config_error(fmt::format("{}: host id {} is listed twice", var, npu->index));
 		out.push_back(*npu);
 		if (comma == std::string::npos)
 			break;
@@ -115,7 +145,7 @@ std::vector<PhysicalNpu> parse_visible_devices(const std::vector<PhysicalNpu> &h
 
 namespace {
 
-// "[0,1],[2,3]" into groups of visible-NPU ids.
+// "[0,1],[2,3]" into groups of visible indices.
 class MapParser {
 public:
 	explicit MapParser(const std::string &text) : s_(text) {}
@@ -178,10 +208,13 @@ private:
 		while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])))
 			i_++;
 		if (start == i_)
-			error("a physical NPU id");
+			error("a visible index");
 		std::string digits = s_.substr(start, i_ - start);
 		if (digits.size() > 9)
-			config_error(fmt::format("RBLN_DEVICE_MAP: Physical NPU {} out of range", digits));
+			config_error(fmt::format("RBLN_DEVICE_MAP: visible index {} out of range", digits));
+		if (leading_zero(digits))
+			config_error(fmt::format("RBLN_DEVICE_MAP: visible index '{}' at position {} has a "
+						 "leading zero (write {})", digits, start, without_leading_zeros(digits)));
 		return unsigned(std::stoul(digits));
 	}
 
@@ -189,7 +222,8 @@ private:
 	size_t i_ = 0;
 };
 
-std::vector<std::vector<unsigned>> groups_from_map(const std::string &map, size_t visible)
+std::vector<std::vector<unsigned>> groups_from_map(const std::string &map,
+						   const std::vector<PhysicalNpu> &visible)
 {
 	auto groups = MapParser(map).parse();
 	std::map<unsigned, size_t> owner;
@@ -199,14 +233,15 @@ std::vector<std::vector<unsigned>> groups_from_map(const std::string &map, size_
 						 "must be {}", g, fmt::join(groups[g], ","), groups[g].size(),
 						 kGroupSizesText));
 		for (unsigned id : groups[g]) {
-			if (id >= visible)
-				config_error(fmt::format("RBLN_DEVICE_MAP: Physical NPU {} out of range (this "
-							 "process has {} physical NPU(s): {})", id, visible,
-							 range_text(visible)));
+			if (id >= visible.size())
+				config_error(fmt::format("RBLN_DEVICE_MAP: visible index {} out of range (this "
+							 "process sees {} NPU(s): {})", id, visible.size(),
+							 visible_text(visible)));
 			auto [it, fresh] = owner.emplace(id, g);
 			if (!fresh)
-				config_error(fmt::format("RBLN_DEVICE_MAP: Physical NPU {} is already assigned to "
-							 "another logical device (group {})", id, it->second));
+				config_error(fmt::format("RBLN_DEVICE_MAP: visible index {} is listed twice ({})", id,
+							 it->second == g ? fmt::format("in group {}", g)
+									 : fmt::format("in groups {} and {}", it->second, g)));
 		}
 	}
 	return groups;
@@ -260,7 +295,7 @@ Plan make_plan(const std::vector<PhysicalNpu> &host, const GroupingEnv &env)
 	if (env.device_map) {
 		if (env.npus_per_device)
 			plan.warnings.push_back("RBLN_DEVICE_MAP is set, so RBLN_NPUS_PER_DEVICE is ignored");
-		groups = groups_from_map(*env.device_map, visible.size());
+		groups = groups_from_map(*env.device_map, visible);
 	} else if (env.npus_per_device) {
 		groups = groups_of_size(*env.npus_per_device, visible.size());
 	} else {
@@ -281,8 +316,8 @@ Plan make_plan(const std::vector<PhysicalNpu> &host, const GroupingEnv &env)
 		if (!taken[i])
 			plan.unused.push_back(visible[i].index);
 	if (!plan.unused.empty())
-		plan.warnings.push_back(fmt::format("physical NPU(s) [{}] are in no logical device and "
-						    "stay unused", fmt::join(plan.unused, ",")));
+		plan.warnings.push_back(fmt::format("NPU(s) of host id(s) [{}] are in no logical device "
+						    "and stay unused", fmt::join(plan.unused, ",")));
 	return plan;
 }
 
@@ -319,7 +354,8 @@ std::string format_plan(const Plan &plan)
 	std::string out = line(head);
 	for (const auto &r : rows)
 		out += line(r);
-	return out;
+	return out + "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container keeps; "
+		     "RBLN_DEVICE_MAP counts the visible NPUs from 0 in RBLN_VISIBLE_DEVICES order)\n";
 }
 
 } // namespace rbln

@@ -183,9 +183,11 @@ static bool reclaim_stale_holder(Device &dev)
 Registration Registration::acquire(unsigned logical_id, const std::vector<unsigned> &npus)
 {
 	std::vector<Device> taken;
+	// Looked up once for the group: each NPU then costs its open and ioctls.
+	const auto nodes = detail::npu_nodes();
 	for (unsigned npu : npus) {
 		try {
-			Device dev = Device::open(npu);
+			Device dev = Device::open_path(detail::npu_node(nodes, npu));
 			try {
 				dev.acquire();
 			} catch (const Error &e) {

@@ -181,9 +181,9 @@ TEST_F(Containers, BadValueFailsTheStartAndChangesNothing)
 	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=0,7");
 	make_privileged(c);
 	Outcome r = run(c);
-	EXPECT_NE(r.exit, 0);
+	EXPECT_EQ(r.exit, 2) << "a bad value is a bad argument, as in every tool";
 	EXPECT_EQ(r.out.find("started"), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: NPU 7 does not exist"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("RBLN_VISIBLE_DEVICES: host id 7 does not exist"), std::string::npos) << r.out;
 	EXPECT_EQ(r.config, c) << "config.json was changed";
 }
 
@@ -246,7 +246,7 @@ TEST_F(Containers, CdiSpecGeneratedValidatedAndConsumed)
 
 	c["annotations"]["cdi.k8s.io/rbln"] = "rebellions.ai/npu=9";
 	r = run(c);
-	EXPECT_NE(r.exit, 0);
+	EXPECT_EQ(r.exit, 5) << "no such NPU";
 	EXPECT_NE(r.out.find("rebellions.ai/npu=9 is not in any spec"), std::string::npos) << r.out;
 	fs::remove("/var/run/cdi/rbln.yaml");
 }
@@ -357,6 +357,46 @@ TEST_F(Containers, BareImageGetsTheLibraryAndRblnSmi)
 	EXPECT_NE(r.out.find("probe=0"), std::string::npos) << r.out;
 	// The hook is in the container's config, from the spec.
 	EXPECT_EQ(r.config["hooks"]["createContainer"][0]["args"][2], "update-ldcache") << r.config.dump();
+}
+
+// A container given one node of NPU 1 and nothing else, as `docker run
+// --device` does (straight through crun: no shim adds the others): the
+// accel (render on 6.1) node alone, or /dev/rbln1 alone.  Listing, opening,
+// registering and rbln-smi all use the node that is there.
+TEST_F(Containers, OneNodeOfTheNpuIsEnough)
+{
+	auto npu1 = sim_device(1);
+	ASSERT_TRUE(npu1);
+	struct stat st{};
+	ASSERT_EQ(::stat(npu1->node.c_str(), &st), 0);
+	const std::string build = cmake_build_dir();
+	for (const std::string &given : {npu1->node, std::string("/dev/rbln1")}) {
+		SCOPED_TRACE(given);
+		json c = base_config("ls /dev/accel /dev/dri /dev/rbln1 2>/dev/null | tr '\\n' ' '; echo '|'; "
+				     "LD_LIBRARY_PATH=" + build + "/libdevmgr " + build +
+				     "/tests/integration/devmgr_probe; echo probe=$?; "
+				     "$RBLN_SMI --query npu,uuid --format csv,noheader; echo smi=$?");
+		c["linux"]["devices"] = {{{"path", given}, {"type", "c"}, {"major", major(st.st_rdev)},
+					  {"minor", minor(st.st_rdev)}, {"fileMode", 0660}, {"uid", 0}, {"gid", 0}}};
+		c["linux"]["resources"]["devices"].push_back({{"allow", true}, {"type", "c"},
+							      {"major", major(st.st_rdev)},
+							      {"minor", minor(st.st_rdev)}, {"access", "rwm"}});
+		{
+			std::ofstream out(base_ + "/config.json");
+			out << c.dump(2);
+		}
+		auto r = run_shell("crun --root " + base_ + "/state run --bundle " + base_ + " rbln-one-node-" +
+				   std::to_string(next_id_++) + " 2>&1");
+		ASSERT_EQ(r.exit, 0) << r.out;
+		const std::string dev_listing = r.out.substr(0, r.out.find('|'));
+		EXPECT_EQ(dev_listing.find(given == npu1->node ? "rbln1" : "accel"), std::string::npos)
+			<< "only " << given << " is there: " << r.out;
+		EXPECT_NE(r.out.find("devmgr: NPU 1 " + uuid_of(1) + " opened"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("devmgr: rbln:0 registered"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("probe=0"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("1, " + uuid_of(1) + "\n"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("smi=0"), std::string::npos) << r.out;
+	}
 }
 
 // One vocabulary for RBLN_VISIBLE_DEVICES: whatever path the NPUs came by,

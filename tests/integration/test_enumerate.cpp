@@ -39,7 +39,7 @@ TEST(Enumerate, PickByIndexUuidOrBusId)
 		rbln::find_npu("0000:99:00.0");
 		ADD_FAILURE() << "found a device that does not exist";
 	} catch (const rbln::Error &e) {
-		EXPECT_EQ(e.code(), rbln::Errc::not_found);
+		EXPECT_EQ(e.code(), rbln::Errc::no_device);
 		EXPECT_NE(std::string(e.what()).find("no NPU matches '0000:99:00.0' (an index, uuid or PCI "
 						     "bus id); this host has: 0 (0000:01:00.0"),
 			  std::string::npos) << e.what();
@@ -50,7 +50,10 @@ TEST(Enumerate, LogicalDevicesFollowTheEnvironment)
 {
 	setenv("RBLN_DEVICE_MAP", "[0,1]", 1);
 	EXPECT_EQ(rbln::device_summary(), "Logical Device | Physical NPU IDs | Status\n"
-					  "0              | 0, 1             | Active (Aggregated)\n");
+					  "0              | 0, 1             | Active (Aggregated)\n"
+					  "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container "
+					  "keeps; RBLN_DEVICE_MAP counts the visible NPUs from 0 in "
+					  "RBLN_VISIBLE_DEVICES order)\n");
 	unsetenv("RBLN_DEVICE_MAP");
 	setenv("RBLN_NPUS_PER_DEVICE", "4", 1);
 	auto plan = rbln::logical_devices();	// never throws

@@ -440,10 +440,10 @@ TEST(Registration, SeesNpusAddedAndRemovedSinceTheLastOne)
 			return std::string(e.what());
 		}
 	};
-	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: NPU 5 does not exist"), std::string::npos);
+	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: host id 5 does not exist"), std::string::npos);
 	ASSERT_EQ(sim_new_device("5 atom 16"), 0);
 	EXPECT_EQ(reg(), "ok");
 	ASSERT_EQ(sim_del_device(5), 0);
-	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: NPU 5 does not exist"), std::string::npos);
+	EXPECT_NE(reg().find("RBLN_VISIBLE_DEVICES: host id 5 does not exist"), std::string::npos);
 	unsetenv("RBLN_VISIBLE_DEVICES");
 }

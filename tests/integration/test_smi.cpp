@@ -93,7 +93,7 @@ TEST(Smi, ContextsShowHoldersAndStaleClients)
 	EXPECT_NE(r.out.find("NPU 0: reclaimed client "), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("(rbln_integratio): 2 MiB freed"), std::string::npos) << r.out;
 	r = smi("--reclaim");
-	EXPECT_EQ(r.out, "no stale clients\n");
+	EXPECT_EQ(r.out, "no stale clients on NPU 0, 1\n");
 	kill(keeper, SIGKILL);
 }
 
@@ -125,9 +125,12 @@ TEST(Smi, CsvQueryAndExitCodes)
 {
 	SmiResult r = smi("--query npu,name,memory.total,pstate --format csv");
 	EXPECT_EQ(r.exit, 0);
-	EXPECT_EQ(r.out, "npu, name, memory.total, pstate\n"
-			 "0, RBLN-CA12, 67108864, P14\n"
-			 "1, RBLN-CR03, 67108864, P14\n");
+	EXPECT_EQ(r.out, "npu, name, memory.total [B], pstate\n"
+			 "0, RBLN-CA12, 67108864 B, P14\n"
+			 "1, RBLN-CR03, 67108864 B, P14\n");
+	r = smi("--query npu,memory.total --format csv,noheader,nounits");
+	EXPECT_EQ(r.exit, 0);
+	EXPECT_EQ(r.out, "0, 67108864\n1, 67108864\n");
 	EXPECT_EQ(smi("--query uuid --format csv,noheader -i 0").out,
 		  read_file(sim_device(0)->sysfs + "/uuid").value_or("?") + "\n");
 	EXPECT_EQ(smi("-i 9").exit, 5) << "NPU not found";
@@ -141,7 +144,9 @@ TEST(Smi, GroupsFollowTheEnvironment)
 	SmiResult r = smi("-g");
 	unsetenv("RBLN_NPUS_PER_DEVICE");
 	EXPECT_EQ(r.out, "Logical Device | Physical NPU IDs | Status\n"
-			 "0              | 0, 1             | Active (Aggregated)\n");
+			 "0              | 0, 1             | Active (Aggregated)\n"
+			 "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container keeps; "
+			 "RBLN_DEVICE_MAP counts the visible NPUs from 0 in RBLN_VISIBLE_DEVICES order)\n");
 	EXPECT_EQ(r.exit, 0);
 
 	// A bad configuration: the error, and a status a script can check.

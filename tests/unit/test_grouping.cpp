@@ -64,14 +64,14 @@ TEST(Grouping, ValidConfigurations)
 		  "RBLN_VISIBLE_DEVICES"}},
 		{"groups of two", {.npus = "2"}, {{0, 1}, {2, 3}}, {}, {}},
 		{"leftover NPUs are unused", {.visible = "0,1,2", .npus = "2"}, {{0, 1}}, {2},
-		 {"physical NPU(s) [2] are in no logical device and stay unused"}},
+		 {"NPU(s) of host id(s) [2] are in no logical device and stay unused"}},
 		{"explicit map", {.map = "[0,1],[2,3]"}, {{0, 1}, {2, 3}}, {}, {}},
 		{"map with spaces", {.map = " [ 3 ] , [0 ,1] "}, {{3}, {0, 1}}, {2},
-		 {"physical NPU(s) [2] are in no logical device and stay unused"}},
+		 {"NPU(s) of host id(s) [2] are in no logical device and stay unused"}},
 		{"map ids count visible NPUs", {.visible = "3,1", .map = "[1],[0]"}, {{1}, {3}}, {}, {}},
 		{"map wins over group size", {.npus = "4", .map = "[0,1]"}, {{0, 1}}, {2, 3},
 		 {"RBLN_DEVICE_MAP is set, so RBLN_NPUS_PER_DEVICE is ignored",
-		  "physical NPU(s) [2,3] are in no logical device and stay unused"}},
+		  "NPU(s) of host id(s) [2,3] are in no logical device and stay unused"}},
 	};
 	for (const auto &row : rows) {
 		SCOPED_TRACE(row.why);
@@ -92,7 +92,9 @@ TEST(Grouping, EveryErrorNamesTheVariableTheValueAndWhatIsValid)
 	const BadRow rows[] = {
 		{{.visible = "0,,1"}, "RBLN_VISIBLE_DEVICES: empty entry at position 2 (expected NPU "
 				      "indices or uuids separated by commas, e.g. 0,1)"},
-		{{.visible = "7"}, "RBLN_VISIBLE_DEVICES: NPU 7 does not exist on this host (NPUs: 0,1,2,3)"},
+		{{.visible = "7"}, "RBLN_VISIBLE_DEVICES: host id 7 does not exist (this host's NPUs: host "
+				   "ids 0,1,2,3)"},
+		{{.visible = "01"}, "RBLN_VISIBLE_DEVICES: '01' has a leading zero (write host id 1)"},
 		{{.visible = "abc"}, "RBLN_VISIBLE_DEVICES: 'abc' is neither an NPU index nor the uuid of "
 				     "an NPU on this host (valid: all, none, void, or indices or uuids "
 				     "separated by commas; NPUs: 0,1,2,3)"},
@@ -102,11 +104,15 @@ TEST(Grouping, EveryErrorNamesTheVariableTheValueAndWhatIsValid)
 		{{.visible = "all,0"}, "RBLN_VISIBLE_DEVICES: 'all' is neither an NPU index nor the uuid "
 				       "of an NPU on this host (valid: all, none, void, or indices or "
 				       "uuids separated by commas; NPUs: 0,1,2,3)"},
-		{{.visible = "1,1"}, "RBLN_VISIBLE_DEVICES: NPU 1 is listed twice"},
-		{{.devices = "9"}, "RBLN_DEVICES: NPU 9 does not exist on this host (NPUs: 0,1,2,3)"},
+		{{.visible = "1,1"}, "RBLN_VISIBLE_DEVICES: host id 1 is listed twice"},
+		{{.visible = "1,52424c4e-2030-4003-8000-000000000001"},
+		 "RBLN_VISIBLE_DEVICES: host id 1 is listed twice"},
+		{{.devices = "9"}, "RBLN_DEVICES: host id 9 does not exist (this host's NPUs: host ids "
+				   "0,1,2,3)"},
 		{{.npus = "3"}, "RBLN_NPUS_PER_DEVICE='3': must be one of 1, 2, 4, 8, 16 or 32"},
 		{{.npus = "two"}, "RBLN_NPUS_PER_DEVICE='two': must be one of 1, 2, 4, 8, 16 or 32"},
 		{{.npus = ""}, "RBLN_NPUS_PER_DEVICE='': must be one of 1, 2, 4, 8, 16 or 32"},
+		{{.npus = "04"}, "RBLN_NPUS_PER_DEVICE='04': must be one of 1, 2, 4, 8, 16 or 32"},
 		{{.visible = "0,1,2", .npus = "4"},
 		 "No logical device (this process has 3 physical NPU(s), need 4 for RBLN_NPUS_PER_DEVICE=4)"},
 		{{.map = ""}, "RBLN_DEVICE_MAP is set but empty; expected groups like [0,1],[2,3]"},
@@ -114,7 +120,7 @@ TEST(Grouping, EveryErrorNamesTheVariableTheValueAndWhatIsValid)
 				 "(example: [0,1],[2,3])"},
 		{{.map = "[0,1"}, "Invalid RBLN_DEVICE_MAP format. Expected ',' or ']' at position 4 in "
 				  "'[0,1' (example: [0,1],[2,3])"},
-		{{.map = "[0,]"}, "Invalid RBLN_DEVICE_MAP format. Expected a physical NPU id at position 3 "
+		{{.map = "[0,]"}, "Invalid RBLN_DEVICE_MAP format. Expected a visible index at position 3 "
 				  "in '[0,]' (example: [0,1],[2,3])"},
 		{{.map = "[0] [1]"}, "Invalid RBLN_DEVICE_MAP format. Expected ',' between groups or the end "
 				     "at position 4 in '[0] [1]' (example: [0,1],[2,3])"},
@@ -122,13 +128,18 @@ TEST(Grouping, EveryErrorNamesTheVariableTheValueAndWhatIsValid)
 				  "(example: [0,1],[2,3])"},
 		{{.map = "[0,1,2]"}, "RBLN_DEVICE_MAP: group 0 [0,1,2] has 3 NPU(s); group sizes must be "
 				     "1, 2, 4, 8, 16 or 32"},
-		{{.map = "[0],[2,0]"}, "RBLN_DEVICE_MAP: Physical NPU 0 is already assigned to another "
-				       "logical device (group 0)"},
-		{{.map = "[5]"}, "RBLN_DEVICE_MAP: Physical NPU 5 out of range (this process has 4 physical "
-				 "NPU(s): 0..3)"},
-		{{.visible = "", .map = "[0]"}, "RBLN_DEVICE_MAP: Physical NPU 0 out of range (this process "
-						"has 0 physical NPU(s): none)"},
-		{{.map = "[99999999999]"}, "RBLN_DEVICE_MAP: Physical NPU 99999999999 out of range"},
+		{{.map = "[0],[2,0]"}, "RBLN_DEVICE_MAP: visible index 0 is listed twice (in groups 0 and 1)"},
+		{{.map = "[0,0]"}, "RBLN_DEVICE_MAP: visible index 0 is listed twice (in group 0)"},
+		{{.map = "[5]"}, "RBLN_DEVICE_MAP: visible index 5 out of range (this process sees 4 NPU(s): "
+				 "visible indices 0..3)"},
+		{{.visible = "3,1", .map = "[2]"},
+		 "RBLN_DEVICE_MAP: visible index 2 out of range (this process sees 2 NPU(s): visible "
+		 "indices 0..1, which are host ids 3,1; the map counts visible NPUs, not host ids)"},
+		{{.visible = "", .map = "[0]"}, "RBLN_DEVICE_MAP: visible index 0 out of range (this process "
+						"sees 0 NPU(s): none)"},
+		{{.map = "[99999999999]"}, "RBLN_DEVICE_MAP: visible index 99999999999 out of range"},
+		{{.map = "[0],[01]"}, "RBLN_DEVICE_MAP: visible index '01' at position 5 has a leading zero "
+				      "(write 1)"},
 	};
 	for (const auto &row : rows) {
 		try {
@@ -158,5 +169,7 @@ TEST(Grouping, SummaryTable)
 		  "Logical Device | Physical NPU IDs | Status\n"
 		  "0              | 1, 2             | Active (Aggregated)\n"
 		  "1              | 0                | Active\n"
-		  "-              | 3                | Unused\n");
+		  "-              | 3                | Unused\n"
+		  "(Physical NPU IDs are host ids, N of /dev/rblnN, which a container keeps; "
+		  "RBLN_DEVICE_MAP counts the visible NPUs from 0 in RBLN_VISIBLE_DEVICES order)\n");
 }

@@ -18,11 +18,27 @@ TEST(SmiOptions, ValidCommandLines)
 	ASSERT_TRUE(o);
 	EXPECT_EQ(o->command, Command::query);
 	EXPECT_TRUE(o->csv);
-	EXPECT_FALSE(o->csv_header);
+	EXPECT_FALSE(o->csv_format.header);
+	EXPECT_TRUE(o->csv_format.units);
 
 	o = parse_options({"--query", "npu"}).options;
 	ASSERT_TRUE(o);
 	EXPECT_TRUE(o->csv) << "--query alone prints CSV";
+	EXPECT_TRUE(o->csv_format.header);
+	EXPECT_TRUE(o->csv_format.units);
+
+	// As nvidia-smi users type it: any order, spaces after the commas.
+	for (const char *f : {"csv,noheader,nounits", "csv, noheader, nounits", "nounits,noheader,csv"}) {
+		o = parse_options({"--query", "npu", "--format", f}).options;
+		ASSERT_TRUE(o) << f;
+		EXPECT_TRUE(o->csv) << f;
+		EXPECT_FALSE(o->csv_format.header) << f;
+		EXPECT_FALSE(o->csv_format.units) << f;
+	}
+	o = parse_options({"--query", "npu", "--format=csv,nounits"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_TRUE(o->csv_format.header);
+	EXPECT_FALSE(o->csv_format.units);
 
 	o = parse_options({"events", "--json", "--count", "3"}).options;
 	ASSERT_TRUE(o);
@@ -50,7 +66,18 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 					    "temperature,power,pstate,memory.used,memory.total,utilization,"
 					    "driver_version} (see rbln-smi --help)"},
 		{{"--query", "npu", "--format", "xml"},
-		 "--format: xml not in {csv,csv,noheader} (see rbln-smi --help)"},
+		 "--format: 'xml' is not a format option (valid: csv, noheader, nounits, comma-separated, "
+		 "e.g. csv,noheader,nounits) (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "csv,noheader,bogus"},
+		 "--format: 'bogus' is not a format option (valid: csv, noheader, nounits, comma-separated, "
+		 "e.g. csv,noheader,nounits) (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "noheader"},
+		 "--format: 'noheader' lacks csv, the one output format (e.g. csv,noheader) (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "csv,nounits,nounits"},
+		 "--format: 'nounits' is given twice in 'csv,nounits,nounits' (see rbln-smi --help)"},
+		{{"--query", "npu", "--format", "csv,,noheader"},
+		 "--format: an empty option in 'csv,,noheader' (valid: csv, noheader, nounits, "
+		 "comma-separated, e.g. csv,noheader,nounits) (see rbln-smi --help)"},
 		{{"--format", "csv"}, "--format requires --query (see rbln-smi --help)"},
 		{{"--query", "npu", "--format", "csv", "-j"}, "--format excludes --json (see rbln-smi --help)"},
 		{{"-l", "0"}, "--loop: '0' is not a number of seconds in (0, 86400] (see rbln-smi --help)"},
@@ -132,4 +159,66 @@ TEST(SmiOptions, HelpDocumentsExitCodes)
 	for (const char *s : {"  0  success", "  2  bad argument", "  3  rbln driver not loaded",
 			      "  5  NPU not found, no NPU, or NPU removed", "  7  not supported"})
 		EXPECT_NE(help.find(s), std::string::npos) << s;
+}
+
+namespace {
+
+Snapshot csv_snapshot(const std::string &name)
+{
+	Snapshot snap;
+	snap.driver_version = "0.5.0";
+	DeviceSnapshot d{};
+	d.npu.index = 1;
+	d.npu.name = name;
+	d.npu.memory_total = 64ull << 20;
+	d.temperature_c = 41;
+	d.power_w = 18.04;
+	d.pstate = "P14";
+	d.utilization = 7;
+	d.memory_used = 3ull << 20;
+	snap.devices.push_back(d);
+	return snap;
+}
+
+} // namespace
+
+TEST(SmiCsv, UnitsInTheHeaderAndTheValuesUnlessNounits)
+{
+	const std::vector<std::string> fields = {"npu", "temperature", "power", "memory.used",
+						 "memory.total", "utilization", "pstate"};
+	Snapshot snap = csv_snapshot("RBLN-CA12");
+	EXPECT_EQ(render_csv(snap, fields, {}),
+		  "npu, temperature [C], power [W], memory.used [B], memory.total [B], utilization [%], pstate\n"
+		  "1, 41 C, 18.0 W, 3145728 B, 67108864 B, 7 %, P14\n");
+	EXPECT_EQ(render_csv(snap, fields, {.header = true, .units = false}),
+		  "npu, temperature [C], power [W], memory.used [B], memory.total [B], utilization [%], pstate\n"
+		  "1, 41, 18.0, 3145728, 67108864, 7, P14\n");
+	EXPECT_EQ(render_csv(snap, fields, {.header = false, .units = false}),
+		  "1, 41, 18.0, 3145728, 67108864, 7, P14\n");
+}
+
+TEST(SmiCsv, QuotesPerRfc4180)
+{
+	// A comma, a quote, a line break or a leading space (the separator is
+	// nvidia-smi's ", ") is quoted, quotes doubled; anything else is as it is.
+	const std::pair<const char *, const char *> rows[] = {
+		{"RBLN-CA12", "RBLN-CA12"},
+		{"a,b", "\"a,b\""},
+		{"say \"hi\"", "\"say \"\"hi\"\"\""},
+		{"two\nlines", "\"two\nlines\""},
+		{"cr\r", "\"cr\r\""},
+		{" lead", "\" lead\""},
+		{"", ""},
+	};
+	for (const auto &[name, cell] : rows)
+		EXPECT_EQ(render_csv(csv_snapshot(name), {"name", "npu"}, {.header = false}),
+			  std::string(cell) + ", 1\n") << name;
+}
+
+TEST(SmiCsv, HelpNamesTheUnits)
+{
+	auto help = help_text();
+	for (const char *s : {"temperature [C]", "power [W]", "memory.used [B]", "utilization [%]",
+			      "nounits"})
+		EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
 }

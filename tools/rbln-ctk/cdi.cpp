@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -159,7 +160,8 @@ json load_spec(const std::string &path)
 	try {
 		return from_yaml_node(YAML::LoadFile(path), "");
 	} catch (const YAML::BadFile &) {
-		throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("{}: cannot read", path));
 	} catch (const YAML::Exception &e) {
 		throw std::runtime_error(fmt::format("{}:{}:{}: not valid YAML or JSON: {}", path,
 						     e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -238,8 +240,10 @@ void write_file_atomic(const std::string &path, const std::string &text, unsigne
 		fs::create_directories(p.parent_path(), ec);
 	std::string tmp = path + ".tmp-XXXXXX";
 	int fd = ::mkstemp(tmp.data());
-	if (fd < 0)
-		throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+	if (fd < 0) {
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot write {}", path));
+	}
 	bool ok = ::fchmod(fd, mode) == 0;
 	for (size_t done = 0; ok && done < text.size();) {
 		ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -254,7 +258,7 @@ void write_file_atomic(const std::string &path, const std::string &text, unsigne
 	if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
 		err = ok ? errno : err;
 		::unlink(tmp.c_str());
-		throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot write {}", path));
 	}
 }
 
@@ -265,8 +269,10 @@ SpecLock::SpecLock(const std::string &path)
 	if (p.has_parent_path())
 		fs::create_directories(p.parent_path(), ec);
 	fd_ = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
-		throw std::runtime_error(fmt::format("cannot lock {}.lock: {}", path, std::strerror(errno)));
+	if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) {
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot lock {}.lock", path));
+	}
 }
 
 SpecLock::~SpecLock()

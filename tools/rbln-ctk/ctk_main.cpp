@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <unistd.h>
@@ -24,6 +25,7 @@
 
 #include <rbln/devmgr.hpp>
 #include <rbln/enumerate.hpp>
+#include <rbln/exit_codes.hpp>
 
 #include "cdi.hpp"
 #include "injection.hpp"
@@ -38,7 +40,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kNoDevice = 3, kPermission = 4 };
+// libdevmgr's table, shared by every tool (rbln/exit_codes.hpp).
+constexpr int kOk = int(ExitCode::ok), kFailed = int(ExitCode::error),
+	      kUsage = int(ExitCode::bad_argument);
 
 struct GenerateOptions {
 	std::string format = "yaml";
@@ -50,8 +54,8 @@ struct GenerateOptions {
 
 std::vector<NpuInfo> npus_or_fail()
 {
-	if (!fs::exists("/sys/module/rbln"))
-		throw Error(Errc::no_device, ENODEV, "the rbln driver is not loaded (modprobe rbln)");
+	if (!driver_loaded())
+		throw Error(Errc::driver_not_loaded, ENODEV, "the rbln driver is not loaded (modprobe rbln)");
 	auto npus = enumerate_npus();
 	if (npus.empty())
 		throw Error(Errc::no_device, ENODEV, "no NPUs found: a CDI spec needs at least one device");
@@ -74,7 +78,7 @@ int cdi_generate(const GenerateOptions &g)
 	try {
 		npus = npus_or_fail();
 	} catch (const Error &e) {
-		if (!refresh || e.code() != Errc::no_device)
+		if (!refresh || (e.code() != Errc::driver_not_loaded && e.code() != Errc::no_device))
 			throw;
 		// No NPU left: no spec, rather than one naming NPUs that are gone.
 		if (fs::remove(output))
@@ -156,7 +160,8 @@ int hook_update_ldcache(const std::vector<std::string> &folders)
 		argv.push_back(c.data());
 	argv.push_back(nullptr);
 	::execv(argv[0], argv.data());
-	throw std::runtime_error(fmt::format("cannot run {}: {}", cmd[0], std::strerror(errno)));
+	int err = errno;
+	throw std::system_error(err, std::generic_category(), fmt::format("cannot run {}", cmd[0]));
 }
 
 int runtime_configure(const RuntimeOptions &o, bool dry_run)
@@ -254,27 +259,13 @@ int info(bool as_json)
 	return kOk;
 }
 
-int exit_for(const Error &e)
-{
-	switch (e.code()) {
-	case Errc::invalid_argument:
-		return kUsage;
-	case Errc::no_device:
-		return kNoDevice;
-	case Errc::permission:
-		return kPermission;
-	default:
-		return kFailed;
-	}
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
 	CLI::App app{"The RBLN container toolkit: CDI specs for the NPUs of this host, and the container "
-		     "engines' configuration for them.\n\nExit status: 0 success, 1 failure or problems found, "
-		     "2 bad argument, 3 no driver or no NPU, 4 permission denied.", "rbln-ctk"};
+		     "engines' configuration for them.", "rbln-ctk"};
+	app.footer(exit_codes_help() + "(cdi list and cdi validate: 1 when they find no device or a problem)");
 	app.set_version_flag("--version", std::string("rbln-ctk ") + RBLN_CTK_VERSION);
 	app.require_subcommand(1);
 	std::function<int()> action;
@@ -360,11 +351,8 @@ int main(int argc, char **argv)
 	}
 	try {
 		return action();
-	} catch (const Error &e) {
-		fmt::print(stderr, "rbln-ctk: {}\n", e.what());
-		return exit_for(e);
 	} catch (const std::exception &e) {
 		fmt::print(stderr, "rbln-ctk: {}\n", e.what());
-		return errno == EACCES || errno == EPERM ? kPermission : kFailed;
+		return int(exit_code(e));
 	}
 }

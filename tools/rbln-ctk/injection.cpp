@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -48,8 +49,10 @@ std::vector<std::string> needed(const std::string &file)
 {
 	elf_version(EV_CURRENT);
 	int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		throw std::runtime_error(fmt::format("cannot read {}: {}", file, std::strerror(errno)));
+	if (fd < 0) {
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot read {}", file));
+	}
 	Elf *elf = elf_begin(fd, ELF_C_READ, nullptr);
 	if (elf && elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
@@ -159,8 +162,10 @@ json injection_edits(const InjectionOptions &opt, std::vector<std::string> &warn
 						       "name the files)", what, host.empty() ? "" : " at " + host, what));
 			continue;
 		}
-		if (::access(host.c_str(), R_OK) != 0)
-			throw std::runtime_error(fmt::format("cannot read {}: {}", host, std::strerror(errno)));
+		if (::access(host.c_str(), R_OK) != 0) {
+			int err = errno;
+			throw std::system_error(err, std::generic_category(), fmt::format("cannot read {}", host));
+		}
 		mounts.push_back(read_only_mount(host, container));
 		for (auto &[soname, path] : library_dependencies(host))
 			if (soname != kLibrary)

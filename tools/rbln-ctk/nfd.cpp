@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "cdi.hpp"
+#include "rbln/exit_codes.hpp"
 
 namespace rbln::ctk {
 
@@ -58,7 +59,7 @@ int nfd_command(const std::vector<std::string> &args)
 		write_file_atomic(output, text);
 	} catch (const std::exception &e) {
 		fmt::print(stderr, "rbln-ctk: {}\n", e.what());
-		return 1;
+		return int(exit_code(e));
 	}
 	fmt::print("rbln-ctk: wrote {}\n", output);
 	return 0;

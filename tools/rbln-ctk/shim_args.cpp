@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "shim_args.hpp"
 
+#include "rbln/exit_codes.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -21,6 +23,7 @@ Invocation parse_shim_args(int argc, const char *const *argv)
 			"/etc/rbln-container-toolkit/config.yaml) with the same arguments. Any other command is "
 			"passed through.", "rbln-container-runtime"};
 	global.set_help_flag("-h,--help", "this help (COMMAND --help: the runtime's)");
+	global.footer("Once the runtime runs, its exit code is the shim's. Before that:\n" + exit_codes_help());
 	global.allow_extras();
 	global.prefix_command();	// the first word that is not a global option is the command
 	// runc's and crun's global options that take a value, and their flags.

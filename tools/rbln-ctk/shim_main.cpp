@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <unistd.h>
@@ -26,6 +27,7 @@
 
 #include <rbln/devmgr.hpp>
 #include <rbln/enumerate.hpp>
+#include <rbln/exit_codes.hpp>
 
 #include "cdi.hpp"
 #include "oci.hpp"
@@ -60,7 +62,7 @@ std::string find_runtime(const ToolkitConfig &cfg)
 				return p.string();
 		}
 	}
-	throw Error(Errc::not_found, ENOENT,
+	throw Error(Errc::system, ENOENT,
 		    fmt::format("no OCI runtime found ({} not in PATH); set runtime: in {}",
 				fmt::join(candidates, ", "), cfg.path));
 }
@@ -70,8 +72,10 @@ void prepare(const std::string &bundle, const ToolkitConfig &cfg)
 {
 	const std::string path = (fs::path(bundle) / "config.json").string();
 	std::ifstream in(path);
-	if (!in)
-		throw Error(Errc::not_found, errno, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+	if (!in) {
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot read {}", path));
+	}
 	json config;
 	try {
 		config = json::parse(in);
@@ -125,7 +129,7 @@ int main(int argc, char **argv)
 		inv = parse_shim_args(argc, argv);
 	} catch (const CLI::ParseError &e) {
 		fmt::print(stderr, "rbln-container-runtime: error: {} (see rbln-container-runtime --help)\n", e.what());
-		return 1;
+		return int(ExitCode::bad_argument);
 	}
 	if (inv.help)
 		return 0;
@@ -144,9 +148,10 @@ int main(int argc, char **argv)
 			argv2.push_back(argv[i]);
 		argv2.push_back(nullptr);
 		::execv(runtime.c_str(), argv2.data());
-		throw Error(Errc::not_found, errno, fmt::format("cannot run {}: {}", runtime, std::strerror(errno)));
+		int err = errno;
+		throw std::system_error(err, std::generic_category(), fmt::format("cannot run {}", runtime));
 	} catch (const std::exception &e) {
 		fmt::print(stderr, "rbln-container-runtime: error: {}\n", e.what());
-		return 1;
+		return int(exit_code(e));
 	}
 }

@@ -3,8 +3,8 @@
 // API v1beta1), follows their health from the driver's events, registers
 // again whenever the kubelet restarts, and stops cleanly on SIGTERM.
 //
-// Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure (no driver, cannot
-// listen), 2 bad usage.
+// Exit codes: libdevmgr's table (rbln/exit_codes.hpp); 0 is a stop by
+// SIGTERM/SIGINT.
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -19,6 +19,7 @@
 #include "health_watcher.hpp"
 #include "plugin_server.hpp"
 #include "rbln/devmgr.hpp"
+#include "rbln/exit_codes.hpp"
 
 using namespace rbln::k8s;
 
@@ -91,7 +92,8 @@ int serve(ResourceMode mode, const std::string &dir)
 int main(int argc, char **argv)
 {
 	CLI::App app{"rbln-device-plugin: offers RBLN NPUs to the kubelet (device-plugin API v1beta1).\n"
-		     "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage."};
+		     "Stops cleanly (exit 0) on SIGTERM or SIGINT."};
+	app.footer(rbln::exit_codes_help());
 	std::string mode_name = "family", dir = "/var/lib/kubelet/device-plugins";
 	app.add_option("--resource-mode", mode_name,
 		       "family: rebellions.ai/ATOM and rebellions.ai/REBEL; npu: one rebellions.ai/npu")
@@ -102,19 +104,19 @@ int main(int argc, char **argv)
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
-		return app.exit(e) == 0 ? 0 : 2;
+		return app.exit(e) == 0 ? 0 : int(rbln::ExitCode::bad_argument);
 	}
 	ResourceMode mode;
 	try {
 		mode = parse_resource_mode(mode_name);
 	} catch (const std::invalid_argument &e) {
 		fmt::print(stderr, "rbln-device-plugin: {}\n", e.what());
-		return 2;
+		return int(rbln::ExitCode::bad_argument);
 	}
 	try {
 		return serve(mode, dir);
 	} catch (const std::exception &e) {
 		fmt::print(stderr, "rbln-device-plugin: {}\n", e.what());
-		return 1;
+		return int(rbln::exit_code(e));
 	}
 }

@@ -3,7 +3,8 @@
 // (one status ioctl per NPU), with the pod each NPU is given to where the
 // kubelet's pod-resources socket exists.
 //
-// Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure (cannot listen), 2 bad usage.
+// Exit codes: libdevmgr's table (rbln/exit_codes.hpp); 0 is a stop by
+// SIGTERM/SIGINT, 1 an address it cannot listen on.
 #include <csignal>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include <prometheus/exposer.h>
 
 #include "metrics.hpp"
+#include "rbln/exit_codes.hpp"
 #include "pod_resources.hpp"
 
 using namespace rbln::exporter;
@@ -42,7 +44,8 @@ private:
 int main(int argc, char **argv)
 {
 	CLI::App app{"rbln-exporter: Prometheus metrics of RBLN NPUs on /metrics.\n"
-		     "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad usage."};
+		     "Stops cleanly (exit 0) on SIGTERM or SIGINT; an address it cannot listen on is 1."};
+	app.footer(rbln::exit_codes_help());
 	std::string listen = "0.0.0.0:9400", pod_socket = kPodResourcesSocket;
 	app.add_option("--listen", listen, "ADDRESS:PORT to serve /metrics on")->capture_default_str();
 	app.add_option("--pod-resources-socket", pod_socket,
@@ -51,7 +54,7 @@ int main(int argc, char **argv)
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
-		return app.exit(e) == 0 ? 0 : 2;
+		return app.exit(e) == 0 ? 0 : int(rbln::ExitCode::bad_argument);
 	}
 
 	sigset_t stop;
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 	} catch (const std::exception &e) {
 		fmt::print(stderr, "rbln-exporter: cannot listen on '{}' (want ADDRESS:PORT, e.g. 0.0.0.0:9400): {}\n",
 			   listen, e.what());
-		return 1;
+		return int(rbln::ExitCode::error);
 	}
 	auto collector = std::make_shared<NpuCollector>(pod_socket);
 	exposer->RegisterCollectable(collector);

@@ -1,11 +1,14 @@
 // rbln-smi: the RBLN NPUs of this host, their processes, and actions on them.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnose.hpp"
@@ -33,7 +36,7 @@ int show(const Options &o)
 	do {
 		Snapshot snap = take_snapshot(o.ids, o.full || (o.json && !o.vendor_json));
 		if (o.command == Command::query && o.csv)
-			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_header));
+			fmt::print("{}", render_csv(snap, o.query_fields, o.csv_format));
 		else if (o.command == Command::query)
 			fmt::print("{}", render_query_json(snap, o.query_fields));
 		else if (o.vendor_json)
@@ -65,28 +68,44 @@ int groups()
 	return kOk;
 }
 
+// Goes on past an NPU it cannot open or reclaim on, and exits with the
+// first failure's code once every NPU was tried.
 int reclaim(const Options &o)
 {
 	Snapshot snap = take_snapshot(o.ids, false);
 	int reclaimed = 0, rc = kOk;
+	std::vector<unsigned> checked;
+	auto failed = [&](const rbln::Error &e) {
+		fmt::print(stderr, "rbln-smi: {}\n", e.what());
+		if (rc == kOk)
+			rc = exit_code(e);
+	};
 	for (const auto &d : snap.devices) {
-		auto dev = rbln::Device::open_path(d.npu.node);
-		for (const auto &c : dev.clients()) {
+		std::optional<rbln::Device> dev;
+		std::vector<rbln::ClientInfo> clients;
+		try {
+			dev.emplace(rbln::Device::open_path(d.npu.node));
+			clients = dev->clients();
+		} catch (const rbln::Error &e) {
+			failed(e);
+			continue;
+		}
+		checked.push_back(d.npu.index);
+		for (const auto &c : clients) {
 			if (!c.stale || c.revoked || c.self)
 				continue;
 			try {
-				uint64_t freed = dev.reclaim(c.client_id);
+				uint64_t freed = dev->reclaim(c.client_id);
 				fmt::print("NPU {}: reclaimed client {} of exited PID {} ({}): {} MiB freed\n",
 					   d.npu.index, c.client_id, c.creator_pid, c.creator_comm, freed >> 20);
 				reclaimed++;
 			} catch (const rbln::Error &e) {
-				fmt::print(stderr, "rbln-smi: {}\n", e.what());
-				rc = exit_code(e);
+				failed(e);
 			}
 		}
 	}
-	if (!reclaimed && rc == kOk)
-		fmt::print("no stale clients{}\n", o.ids.empty() ? "" : " on the NPUs asked for");
+	if (!reclaimed && !checked.empty())
+		fmt::print("no stale clients on NPU {}\n", fmt::join(checked, ", "));
 	return rc;
 }
 
@@ -119,10 +138,10 @@ int diagnose(const Options &o)
 int selftest(const Options &o)
 {
 	auto results = run_selftest(o.ids);
-	bool all = !results.empty();
+	// The first failure's code: 6 for an NPU another process holds.
+	auto failed = std::ranges::find_if(results, [](const auto &r) { return !r.passed; });
 	nlohmann::json j = nlohmann::json::array();
 	for (const auto &r : results) {
-		all &= r.passed;
 		if (o.json)
 			j.push_back({{"npu", r.npu}, {"name", r.name}, {"passed", r.passed}, {"detail", r.detail}});
 		else
@@ -135,7 +154,7 @@ int selftest(const Options &o)
 			   rbln::driver_loaded() ? "" : ": the rbln driver is not loaded");
 	if (results.empty())
 		return rbln::driver_loaded() ? kNotFound : kNoDriver;
-	return all ? kOk : kError;
+	return failed == results.end() ? kOk : int(failed->code);
 }
 
 int reset(const Options &o)

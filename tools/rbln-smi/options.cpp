@@ -18,7 +18,52 @@ const std::vector<std::string> &query_field_names()
 	return names;
 }
 
+std::string query_field_unit(const std::string &field)
+{
+	if (field == "temperature") return "C";
+	if (field == "power") return "W";
+	if (field == "memory.used" || field == "memory.total") return "B";
+	if (field == "utilization") return "%";
+	return "";
+}
+
+std::string query_field_header(const std::string &field)
+{
+	std::string unit = query_field_unit(field);
+	return unit.empty() ? field : fmt::format("{} [{}]", field, unit);
+}
+
 namespace {
+
+constexpr const char *kFormatOptions = "valid: csv, noheader, nounits, comma-separated, e.g. csv,noheader,nounits";
+
+// --format's words in any order, spaces after the commas allowed; csv is the
+// one output format, so it must be among them.  The error, or "".
+std::string parse_csv_format(const std::string &text, CsvFormat &format)
+{
+	std::vector<std::string> seen;
+	for (size_t pos = 0;;) {
+		size_t comma = text.find(',', pos);
+		std::string word = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		word.erase(0, word.find_first_not_of(' '));
+		word.erase(word.find_last_not_of(' ') + 1);
+		if (word.empty())
+			return fmt::format("--format: an empty option in '{}' ({})", text, kFormatOptions);
+		if (word != "csv" && word != "noheader" && word != "nounits")
+			return fmt::format("--format: '{}' is not a format option ({})", word, kFormatOptions);
+		if (std::find(seen.begin(), seen.end(), word) != seen.end())
+			return fmt::format("--format: '{}' is given twice in '{}'", word, text);
+		seen.push_back(word);
+		if (comma == std::string::npos)
+			break;
+		pos = comma + 1;
+	}
+	if (std::find(seen.begin(), seen.end(), "csv") == seen.end())
+		return fmt::format("--format: '{}' lacks csv, the one output format (e.g. csv,{})", text, text);
+	format.header = std::find(seen.begin(), seen.end(), "noheader") == seen.end();
+	format.units = std::find(seen.begin(), seen.end(), "nounits") == seen.end();
+	return {};
+}
 
 // Whole numbers only: "3x", "2.9", "-1", "0x10" and "" are refused (strtoul
 // would read a prefix of them, CLI11 would take hex and octal).
@@ -78,14 +123,20 @@ void build(CLI::App &app, Options &o, std::string &format)
 				  "full report: also memory and engines of each chiplet");
 	auto *ids = add_ids(app, o);
 	auto *json = add_json(app, o);
+	std::vector<std::string> fields_help;
+	for (const auto &f : query_field_names())
+		fields_help.push_back(query_field_header(f));
 	auto *query = app.add_option("--query", o.query_fields,
-				     fmt::format("chosen fields, CSV unless -j; fields: {}",
-						 fmt::join(query_field_names(), ",")))
+				     fmt::format("chosen fields, CSV unless -j; fields [CSV unit]: {}",
+						 fmt::join(fields_help, ", ")))
 			      ->delimiter(',')
 			      ->type_name("FIELDS")
 			      ->check(CLI::IsMember(query_field_names()));
-	auto *fmt_opt = app.add_option("--format", format, "with --query: csv or csv,noheader")
-				->check(CLI::IsMember({"csv", "csv,noheader"}))
+	auto *fmt_opt = app.add_option("--format", format,
+				       "with --query: csv, and noheader and/or nounits, comma-separated "
+				       "(csv,noheader,nounits); the header names each unit (memory in "
+				       "bytes, B), each value carries it unless nounits")
+				->type_name("csv[,noheader][,nounits]")
 				->needs(query);
 	auto *loop = app.add_option_function<double>(
 				"-l,--loop", [&o](const double &s) { o.loop_seconds = s; },
@@ -200,9 +251,11 @@ ParseResult parse_options(const std::vector<std::string> &args)
 	}
 	if (!o.query_fields.empty() && o.command == Command::show)
 		o.command = Command::query;
-	if (!format.empty())
-		o.csv = true, o.csv_header = format == "csv";
-	else if (o.command == Command::query && !o.json)
+	if (!format.empty()) {
+		if (std::string error = parse_csv_format(format, o.csv_format); !error.empty())
+			return {std::nullopt, error + " (see rbln-smi --help)"};
+		o.csv = true;
+	} else if (o.command == Command::query && !o.json)
 		o.csv = true;	// --query alone prints CSV, like nvidia-smi --query-gpu
 	if (o.csv && o.json)
 		return {std::nullopt, "--format excludes --json (see rbln-smi --help)"};

@@ -22,6 +22,12 @@ enum Exit : int {
 	kNotSupported = int(ExitCode::not_supported),
 };
 
+// --format csv[,noheader][,nounits], as nvidia-smi takes it.
+struct CsvFormat {
+	bool header = true;	// the line of field names (with their [unit])
+	bool units = true;	// a value's unit after it: "41 C"
+};
+
 enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, topo, help, version };
 
 struct Options {
@@ -31,7 +37,8 @@ struct Options {
 	bool vendor_json = false;		// --json-format vendor
 	std::vector<std::string> ids;		// -i
 	std::vector<std::string> query_fields;	// --query
-	bool csv = false, csv_header = true;	// --format csv[,noheader]
+	bool csv = false;			// --format csv, or --query without -j
+	CsvFormat csv_format;
 	bool force = false;			// reset --force
 	std::optional<double> loop_seconds;	// -l
 	std::optional<unsigned> count;		// events/dmon --count
@@ -51,6 +58,10 @@ ParseResult parse_options(const std::vector<std::string> &args);
 
 // The fields --query accepts, in help order.
 const std::vector<std::string> &query_field_names();
+// A field's unit in CSV ("C", "W", "B", "%"), or "" for none.
+std::string query_field_unit(const std::string &field);
+// "temperature [C]": a field as the CSV header and --help name it.
+std::string query_field_header(const std::string &field);
 
 std::string help_text();
 

@@ -50,9 +50,9 @@ std::vector<SelftestResult> run_selftest(const std::vector<std::string> &ids)
 	std::vector<SelftestResult> results;
 	for (const auto &npu : npus) {
 		try {
-			results.push_back({npu.index, npu.name, true, check_device(npu)});
+			results.push_back({npu.index, npu.name, true, check_device(npu), ExitCode::ok});
 		} catch (const std::exception &e) {
-			results.push_back({npu.index, npu.name, false, e.what()});
+			results.push_back({npu.index, npu.name, false, e.what(), exit_code(e)});
 		}
 	}
 	return results;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "rbln/exit_codes.hpp"
+
 namespace rbln::smi {
 
 struct SelftestResult {
@@ -11,6 +13,7 @@ struct SelftestResult {
 	std::string name;
 	bool passed;
 	std::string detail;	// what was checked, or what failed
+	ExitCode code;		// ok, or the failure's (in_use when another process holds it)
 };
 
 // For each NPU (all, or those named): open, allocate, move a pattern from the

@@ -80,7 +80,14 @@ Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets)
 	}
 
 	for (const auto &npu : npus) {
-		snap.devices.push_back(device_snapshot(npu, chiplets));
+		try {
+			snap.devices.push_back(device_snapshot(npu, chiplets));
+		} catch (const Error &e) {
+			if (e.code() != Errc::no_device)
+				throw;
+			snap.notes.push_back(e.what());	// removed since it was listed
+			continue;
+		}
 		try {
 			for (auto &c : Device::open_path(npu.node).clients())
 				if (!c.self)

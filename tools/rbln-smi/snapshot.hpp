@@ -46,8 +46,8 @@ struct Snapshot {
 	std::vector<std::string> notes;		// e.g. contexts not readable
 };
 
-// Throws rbln::Error: no_device when the driver is not loaded, not_found for
-// an -i entry that names no NPU.
+// Throws rbln::Error: driver_not_loaded when the driver is not loaded,
+// no_device for an -i entry that names no NPU.
 Snapshot take_snapshot(const std::vector<std::string> &ids, bool chiplets);
 
 } // namespace rbln::smi

@@ -264,20 +264,41 @@ static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d,
 	return nullptr;
 }
 
-std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header)
+// RFC 4180: a field with a comma, quote or line break is quoted, its quotes
+// doubled; so is one with a leading space, which the ", " separator's
+// readers would drop.
+static std::string csv_field(const std::string &value)
+{
+	if (value.find_first_of(",\"\r\n") == std::string::npos && !value.starts_with(' '))
+		return value;
+	std::string out = "\"";
+	for (char c : value)
+		out += c == '"' ? "\"\"" : std::string(1, c);
+	return out + "\"";
+}
+
+std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, CsvFormat format)
 {
 	std::string out;
-	if (header)
-		out += fmt::format("{}\n", fmt::join(fields, ", "));
+	std::vector<std::string> cells;
+	if (format.header) {
+		for (const auto &f : fields)
+			cells.push_back(csv_field(query_field_header(f)));
+		out += fmt::format("{}\n", fmt::join(cells, ", "));
+	}
 	for (const auto &d : snap.devices) {
-		std::vector<std::string> values;
+		cells.clear();
 		for (const auto &f : fields) {
 			auto v = field_value(snap, d, f);
-			values.push_back(v.is_string() ? v.get<std::string>()
-				       : v.is_number_float() ? fmt::format("{:.1f}", v.get<double>())
-							     : v.dump());
+			std::string text = v.is_string()	 ? v.get<std::string>()
+					   : v.is_number_float() ? fmt::format("{:.1f}", v.get<double>())
+								 : v.dump();
+			std::string unit = query_field_unit(f);
+			if (format.units && !unit.empty())
+				text += " " + unit;
+			cells.push_back(csv_field(text));
 		}
-		out += fmt::format("{}\n", fmt::join(values, ", "));
+		out += fmt::format("{}\n", fmt::join(cells, ", "));
 	}
 	return out;
 }

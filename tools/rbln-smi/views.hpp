@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "options.hpp"
 #include "snapshot.hpp"
 
 namespace rbln::smi {
@@ -15,8 +16,9 @@ std::string render_table(const Snapshot &snap, bool full);
 std::string render_json(const Snapshot &snap);
 // -j --json-format vendor: the keys and types of the vendor's rbln-smi -j.
 std::string render_vendor_json(const Snapshot &snap);
-// --query: one line per NPU.
-std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, bool header);
+// --query: one line per NPU, fields quoted per RFC 4180 where they need it,
+// separated by ", " as nvidia-smi's (a reader skips the space after a comma).
+std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fields, CsvFormat format);
 // --query -j: an array with one object of those fields per NPU, typed.
 std::string render_query_json(const Snapshot &snap, const std::vector<std::string> &fields);
 

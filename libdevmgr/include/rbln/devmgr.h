@@ -11,7 +11,14 @@
  * so a caller's struct may be older (smaller) or newer (larger) than the
  * library's: the library writes only the common prefix, zeroes the tail a
  * newer caller has beyond it, and walks arrays with the caller's element size.
- * A struct_size below the struct's first published size is refused.
+ * A struct_size below the struct's first published size is refused.  In an
+ * array the caller sets the first element's struct_size, which is the
+ * element size; the library sets every element's struct_size to it.
+ *
+ * Threads: every call may be made from any thread, and calls on one handle
+ * from several threads at once, except where a declaration says otherwise
+ * (closing or freeing a handle, an event listener).  rbln_last_error() is
+ * the calling thread's.  docs/libdevmgr-c.md has the rules in full.
  *
  * Soname librbln_devmgr.so.0; pkg-config rbln-devmgr.
  */
@@ -35,12 +42,21 @@ extern "C" {
 typedef enum rbln_status {
 	RBLN_OK = 0,
 	RBLN_ERR_INVALID_ARGUMENT = 1,	/* a bad value; the message names it */
-	RBLN_ERR_NOT_FOUND = 2,		/* no such device node or buffer */
-	RBLN_ERR_NO_DEVICE = 3,		/* the device was removed or the chiplet is down */
+	RBLN_ERR_NOT_FOUND = 2,		/* no such client, logical device or file; an NPU
+					   that is not there is RBLN_ERR_NO_DEVICE */
+	RBLN_ERR_NO_DEVICE = 3,		/* no such NPU: removed (through a handle or by
+					   spec alike), never there, its node not given
+					   to this process; or the job's chiplet is down */
 	RBLN_ERR_PERMISSION = 4,	/* not allowed to open the device (group rbln?) */
 	RBLN_ERR_DEVICE_MEMORY = 5,	/* out of device memory, or stale allocations hold it */
 	RBLN_ERR_HOST_MEMORY = 6,	/* the host could not provide memory */
-	RBLN_ERR_BUSY = 7,		/* too many jobs in flight; wait for one */
+	RBLN_ERR_BUSY = 7,		/* mostly: another process holds the NPU
+					   (rbln_register, rbln_device_acquire, and then
+					   allocating or submitting through another file),
+					   the message names it; rbln_device_reset with other
+					   files open; rbln_device_reclaim of a client that
+					   is alive; or this file has 256 jobs unfinished or
+					   not waited for: wait for one */
 	RBLN_ERR_TIMEOUT = 8,		/* a wait timed out; the job still runs */
 	RBLN_ERR_ENGINE_HUNG = 9,	/* the job's engine hung and was reset */
 	RBLN_ERR_JOB_FAILED = 10,	/* the job failed on the device */
@@ -78,6 +94,11 @@ typedef struct rbln_device_info {
 	char uuid[40];
 	char pci_bus_id[16];
 	char driver_version[32];
+	/* Added after the first version (a caller built before gets none of them): */
+	char firmware_version[32];
+	char serial[32];
+	int32_t numa_node;		/* -1: none */
+	uint32_t reserved;
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH	/* only the ABI test's build: a field added later */
 	uint64_t grown;
 #endif
@@ -88,6 +109,9 @@ typedef struct rbln_memory_usage {
 	uint64_t total;			/* bytes */
 	uint64_t used;			/* taken by buffers, placed or not */
 	uint64_t placed;		/* with backing */
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_memory_usage;
 
 typedef struct rbln_copy {
@@ -98,17 +122,19 @@ typedef struct rbln_copy {
 	uint64_t size;
 } rbln_copy;
 
-/* The library's version, "MAJOR.MINOR.PATCH" (the project version). */
+/* The library's version, "MAJOR.MINOR.PATCH" (the project version).  These three: any thread. */
 RBLN_API const char *rbln_library_version(void);
 RBLN_API const char *rbln_status_string(rbln_status status);
 /* The message of this thread's last failed call ("" if none). */
 RBLN_API const char *rbln_last_error(void);
 
-/* Opens /dev/rbln<index>. */
+/* Opens NPU <index> through the node this process was given: its accel or
+ * render node, or /dev/rbln<index>. */
 RBLN_API rbln_status rbln_device_open(unsigned index, rbln_device **out);
 /* Opens a device node by path (/dev/accel/accel0, /dev/rbln/by-uuid/...). */
 RBLN_API rbln_status rbln_device_open_path(const char *path, rbln_device **out);
-/* Buffers of the device stay valid after it is closed. */
+/* Buffers of the device stay valid after it is closed.  Not while another
+ * thread uses @device. */
 RBLN_API void rbln_device_close(rbln_device *device);
 RBLN_API rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *info);
 /* chiplet -1: the whole device. */
@@ -118,9 +144,11 @@ RBLN_API rbln_status rbln_device_memory(const rbln_device *device, int chiplet,
 RBLN_API rbln_status rbln_buffer_alloc(rbln_device *device, uint64_t size, uint32_t chiplet,
 				       uint32_t flags, rbln_buffer **out);
 RBLN_API rbln_status rbln_buffer_import(rbln_device *device, int dmabuf_fd, rbln_buffer **out);
+/* Not while another thread uses @buffer (a job using it may still run). */
 RBLN_API void rbln_buffer_free(rbln_buffer *buffer);
 RBLN_API uint64_t rbln_buffer_size(const rbln_buffer *buffer);
-/* CPU view of the buffer, valid until it is freed; places a lazy buffer. */
+/* CPU view of the buffer, valid until it is freed; places a lazy buffer.
+ * Mapped once: every call, from any thread, gives the same pointer. */
 RBLN_API rbln_status rbln_buffer_map(rbln_buffer *buffer, void **ptr);
 /* A dma-buf fd for another device or process; the caller closes it. */
 RBLN_API rbln_status rbln_buffer_export(const rbln_buffer *buffer, int *dmabuf_fd);
@@ -131,12 +159,14 @@ RBLN_API rbln_status rbln_submit(rbln_device *device, rbln_engine engine, uint32
 				 rbln_job **out);
 /*
  * Waits up to timeout_ns (0 polls).  RBLN_ERR_TIMEOUT: still running.
- * Otherwise the job's result; a failure is reported once, later waits
- * return RBLN_OK.
+ * Otherwise the job's result, the same on every later wait: a failed job
+ * stays failed (status and message).  Several threads may wait for one job;
+ * their waits take turns, each within its own timeout.
  */
 RBLN_API rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns);
 RBLN_API uint64_t rbln_job_seqno(const rbln_job *job);
-/* Forgets the handle; the job itself runs to completion. */
+/* Forgets the handle; the job itself runs to completion.  Not while another
+ * thread waits for it. */
 RBLN_API void rbln_job_free(rbln_job *job);
 
 /* Most jobs one job may wait for (rbln_submit_after). */
@@ -197,8 +227,8 @@ typedef struct rbln_npu_info {
 	uint32_t index;			/* N of /dev/rblnN */
 	uint32_t chiplet_count;
 	uint64_t memory_total;
-	int node_present;		/* 0 when /dev lacks the node (a container not given it) */
-	char node[64];			/* /dev/accel/accelM or /dev/dri/renderDM */
+	int node_present;		/* 0 when /dev has no node of it (a container not given it) */
+	char node[64];			/* /dev/accel/accelM or /dev/dri/renderDM, else /dev/rblnN */
 	char name[32];
 	char uuid[40];
 	char pci_bus_id[16];
@@ -208,7 +238,9 @@ typedef struct rbln_npu_info {
 #endif
 } rbln_npu_info;
 
-/* NPUs on this host in PCI bus order; info is the i-th of them. */
+/* NPUs on this host in PCI bus order; info is the i-th of them, as this call
+ * enumerates again (an NPU added or removed in between shifts them: use
+ * rbln_npu_find by uuid for a stable name).  Past the end: RBLN_ERR_NO_DEVICE. */
 RBLN_API rbln_status rbln_npu_count(size_t *count);
 RBLN_API rbln_status rbln_npu_get(size_t i, rbln_npu_info *info);
 
@@ -228,6 +260,7 @@ typedef struct rbln_registration rbln_registration;
 
 /* Acquires every physical NPU of logical device @logical_id, or none. */
 RBLN_API rbln_status rbln_register(unsigned logical_id, rbln_registration **out);
+/* Not while another thread uses @registration. */
 RBLN_API void rbln_registration_free(rbln_registration *registration);
 
 RBLN_API rbln_status rbln_device_acquire(rbln_device *device);
@@ -249,13 +282,37 @@ typedef struct rbln_client_info {
 
 /*
  * Fills up to @capacity entries; *count: how many exist.  The caller sets
- * clients[0].struct_size, which is also the element size of the array.
+ * clients[0].struct_size, which is also the element size of the array; the
+ * library sets each filled element's struct_size to it.
  */
 RBLN_API rbln_status rbln_device_clients(const rbln_device *device, rbln_client_info *clients,
 					 size_t capacity, size_t *count);
 /* Revokes a stale client (force: any, root only); *freed_bytes may be NULL. */
 RBLN_API rbln_status rbln_device_reclaim(rbln_device *device, uint64_t client_id, int force,
 					 uint64_t *freed_bytes);
+
+/*
+ * (Root) back to READY: engines, chiplets, injected faults cleared.
+ * RBLN_ERR_BUSY while other files have it open (the message names their
+ * processes) unless @force, which revokes them; *revoked (may be NULL): how
+ * many were.
+ */
+RBLN_API rbln_status rbln_device_reset(rbln_device *device, int force, unsigned *revoked);
+
+/* What this open file uses (DRM_IOCTL_RBLN_CLIENT_USAGE). */
+typedef struct rbln_client_usage {
+	size_t struct_size;		/* in: sizeof(rbln_client_usage) */
+	uint64_t client_id;
+	uint64_t memory_total;		/* bytes of its buffers, host and device */
+	uint64_t memory_resident;	/* of those, with backing */
+	uint64_t device_memory;		/* device memory it holds */
+	uint64_t engine_busy_ns[4];	/* by rbln_engine */
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
+} rbln_client_usage;
+
+RBLN_API rbln_status rbln_device_usage(const rbln_device *device, rbln_client_usage *usage);
 
 /* ---- Lookup, status and engine figures ---- */
 
@@ -272,11 +329,16 @@ typedef struct rbln_device_status {
 	uint32_t reserved;
 	uint64_t memory_total, memory_used, memory_placed;	/* bytes */
 	uint64_t busy_ns;		/* time any engine ran a job */
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_device_status;
 
 /* The changing figures of an open device, in one ioctl. */
 RBLN_API rbln_status rbln_device_get_status(const rbln_device *device, rbln_device_status *status);
-/* The same figures of NPU @spec from sysfs, without opening it (works outside group rbln). */
+/* The same figures of NPU @spec from sysfs, without opening it (works outside
+ * group rbln).  An NPU removed before or while they are read is
+ * RBLN_ERR_NO_DEVICE, never zeros. */
 RBLN_API rbln_status rbln_npu_get_status(const char *spec, rbln_device_status *status);
 
 typedef struct rbln_engine_figures {
@@ -286,11 +348,15 @@ typedef struct rbln_engine_figures {
 	uint64_t busy_ns;		/* time the engine spent running jobs */
 	uint32_t chiplet_engine_resets;	/* engine resets of its chiplet */
 	uint32_t reserved;
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_engine_figures;
 
 /*
  * One entry per engine present on each chiplet of NPU @spec, chiplet by
- * chiplet; *count: how many exist.  engines[0].struct_size is the element size.
+ * chiplet; *count: how many exist.  engines[0].struct_size is the element
+ * size, which the library puts in each filled element.
  */
 RBLN_API rbln_status rbln_npu_engines(const char *spec, rbln_engine_figures *engines,
 				      size_t capacity, size_t *count);
@@ -318,8 +384,12 @@ typedef struct rbln_event {
 	uint32_t device;
 	int32_t chiplet, engine, pid;
 	uint64_t client, bytes;
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_event;
 
+/* A listener is for one thread at a time (rbln_event_next reads its socket). */
 RBLN_API rbln_status rbln_event_listener_open(rbln_event_listener **out);
 RBLN_API void rbln_event_listener_close(rbln_event_listener *listener);
 RBLN_API int rbln_event_listener_fd(const rbln_event_listener *listener);

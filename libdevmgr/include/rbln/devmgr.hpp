@@ -235,7 +235,8 @@ struct JobSpec {
 
 class Device {
 public:
-	// /dev/rbln<index>.
+	// NPU <index> through the node this process can open: its accel or
+	// render node, or /dev/rbln<index>, whichever it was given.
 	static Device open(unsigned index);
 	// Any node path: /dev/accel/accel0, /dev/rbln/by-uuid/<uuid>, ...
 	static Device open_path(const std::string &path);

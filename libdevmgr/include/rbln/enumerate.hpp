@@ -16,12 +16,13 @@ namespace rbln {
 
 struct NpuInfo {
 	unsigned index;			// N of /dev/rblnN, the NPU column of rbln-smi
-	std::string node;		// /dev/accel/accelM or /dev/dri/renderDM
+	std::string node;		// /dev/accel/accelM or /dev/dri/renderDM, else /dev/rblnN
+					// when only that is here (the one this process can open)
 	std::string sysfs;		// the device's sysfs directory
 	std::string name, sku, uuid, pci_bus_id, status;
 	uint64_t memory_total;
 	uint32_t chiplet_count;
-	bool node_present;		// false when /dev lacks the node (a container not given it)
+	bool node_present;		// false when /dev has neither node (a container not given it)
 };
 
 // The NPUs usable here, ordered by PCI bus id (which is index order): those
@@ -41,8 +42,8 @@ std::vector<std::string> list_npu_nodes();
 bool driver_loaded();
 
 // The NPU named by @spec: an index ("1"), a uuid or a PCI bus id
-// ("0000:02:00.0").  Throws Errc::not_found naming what exists, or
-// Errc::driver_not_loaded.
+// ("0000:02:00.0").  Throws Errc::no_device naming what exists (as a
+// handle of a removed NPU does), or Errc::driver_not_loaded.
 NpuInfo find_npu(const std::string &spec);
 
 // The logical devices of this process (RBLN_* variables applied to the NPUs

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <system_error>
 
 #include "devmgr.hpp"
 
@@ -58,6 +59,20 @@ constexpr ExitCode exit_code(Errc code) noexcept
 	default:
 		return ExitCode::error;
 	}
+}
+
+// A tool's failure, by its type: rbln::Error by its code; a system_error (a
+// file the tool could not write, say) is permission when its errno says so.
+// Never from errno, which something else may have set since.
+inline ExitCode exit_code(const std::exception &e) noexcept
+{
+	if (auto *error = dynamic_cast<const Error *>(&e))
+		return exit_code(error->code());
+	if (auto *sys = dynamic_cast<const std::system_error *>(&e))
+		if (sys->code() == std::errc::permission_denied ||
+		    sys->code() == std::errc::operation_not_permitted)
+			return ExitCode::permission;
+	return ExitCode::error;
 }
 
 // "Exit codes: 0 success, 1 error ..., 7 ...", for --help.

@@ -33,6 +33,7 @@ struct ChipletFigures {
 
 // rbln.ko's version; "" when it is not loaded.
 std::string driver_version();
+// Throw Errc::no_device if the NPU was removed (before or while they read).
 NpuFigures npu_figures(const NpuInfo &npu);
 std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu);
 
