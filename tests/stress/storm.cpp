@@ -3,8 +3,9 @@
 // random moments, a chaos process injects device faults and adds and removes
 // devices, and (optionally) the kernel fails rbln's allocations.  Afterwards
 // no client may be left open and every device's memory must be back to 0
-// (looked at before the devices are reset).  Run as root inside the test VM
-// (tests/stress/storm.sh); the kernel's checkers judge the rest.
+// (looked at before the devices are reset), and enough of the work must have
+// succeeded.  Run as root inside the test VM (tests/stress/storm.sh); the
+// kernel's checkers judge the rest.
 //
 // Exit status: 0 the storm ran and left nothing behind; 1 it did not (each
 // a "storm: FAILED:" line); 2 usage or setup error.
@@ -77,6 +78,36 @@ bool reap_all(std::chrono::seconds limit)
 			std::this_thread::sleep_for(std::chrono::milliseconds(20));
 	}
 	return false;
+}
+
+// What the storm must have got done, so that a driver that refuses or fails
+// the work does not pass: of each kind, at least this share of the tries
+// (and at least one) succeeded.  Kills, revocations, injected faults and
+// allocation failures keep the shares below 100%.
+struct Minimum {
+	Op op;
+	unsigned percent;
+	const char *what;
+};
+constexpr Minimum kMinimums[] = {
+	{Op::Submit, 50, "valid SUBMITs went in"},
+	{Op::Wait, 50, "WAITs for a job of the file's own saw it end well"},
+	{Op::Chain, 50, "chains of syncobjs (a batch of jobs each waiting for the one before) ended well"},
+};
+
+std::vector<std::string> shortfalls(const Stats &s)
+{
+	std::vector<std::string> short_of;
+	for (const Minimum &m : kMinimums) {
+		uint64_t ok = s.ok_of(m.op), total = s.total_of(m.op);
+		if (!ok || ok * 100 < total * m.percent)
+			short_of.push_back(fmt::format("too few {}: {} of {} ({} needs at least {}% and 1)",
+						       m.what, ok, total, kOpNames[static_cast<unsigned>(m.op)],
+						       m.percent));
+	}
+	if (!s.kills)
+		short_of.push_back("no worker was killed");
+	return short_of;
 }
 
 nlohmann::json report(const Stats &s, std::pair<uint64_t, uint64_t> injected)
@@ -192,11 +223,11 @@ int run(const Options &o)
 	print(r);
 	if (!o.json.empty())
 		std::ofstream(o.json) << r.dump(2) << '\n';
-	if (stats().total[static_cast<unsigned>(Op::Submit)] == 0 || stats().kills == 0) {
-		fmt::print("storm: FAILED: the storm did not run (no submissions or no kills)\n");
+	for (const auto &s : shortfalls(stats())) {
+		fmt::print("storm: FAILED: {}\n", s);
 		rc = 1;
 	}
-	fmt::print("storm: {}\n", rc ? "FAILED" : "no client or memory left behind");
+	fmt::print("storm: {}\n", rc ? "FAILED" : "no client or memory left behind, the work got done");
 	return rc;
 }
 
@@ -208,7 +239,8 @@ int main(int argc, char **argv)
 	storm::Options o;
 	o.seed = std::random_device{}();
 	CLI::App app{"rbln-storm: random ioctls from many processes, kills, device faults and hotplug "
-		     "against rbln.ko; checks that no client or memory is left behind.  Run as root in a "
+		     "against rbln.ko; checks that no client or memory is left behind and that enough work "
+		     "succeeded.  Run as root in a "
 		     "test VM: it resets devices and injects faults."};
 	app.add_option("-t,--seconds", o.seconds, "how long the storm lasts")->check(CLI::Range(1u, 86400u));
 	app.add_option("-w,--workers", o.workers, "worker processes at any time")->check(CLI::Range(1u, 256u));

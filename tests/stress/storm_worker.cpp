@@ -37,7 +37,8 @@ struct Bo {
 struct File {
 	int fd;
 	std::vector<Bo> bos;
-	std::vector<uint64_t> seqnos;
+	std::vector<uint64_t> seqnos;		// jobs not waited for yet
+	std::vector<uint64_t> chain_ends;	// those of them that end a chain
 };
 
 struct Mapping {
@@ -140,7 +141,7 @@ private:
 		int fd = ::open(pick(nodes).c_str(), O_RDWR | O_CLOEXEC);
 		stats().record(Op::Open, fd < 0 ? errno : 0);
 		if (fd >= 0)
-			files_.push_back({fd, {}, {}});
+			files_.push_back({fd, {}, {}, {}});
 	}
 
 	void close_file()
@@ -358,20 +359,20 @@ private:
 		std::array<std::vector<drm_rbln_copy>, 4> copies;
 		std::array<drm_rbln_sync, 4> waits{};
 		std::array<uint32_t, 4> syncs{};
-		size_t n = 0;
+		size_t n = 0, links = 0;
 		for (size_t want = 1 + below(4); n < want && valid_job(*f, subs[n], copies[n]); n++)
 			fill(subs[n], copies[n]);
 		if (!n)
 			return;
-		for (size_t k = 0; k + 1 < n; k++) {
+		for (; links + 1 < n; links++) {
 			drm_syncobj_create c{};
 			if (call(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
 				break;
-			syncs[k] = c.handle;
-			subs[k].out_sync.handle = c.handle;
-			waits[k + 1] = {c.handle, 0, 0};
-			subs[k + 1].in_syncs = reinterpret_cast<uintptr_t>(&waits[k + 1]);
-			subs[k + 1].in_sync_count = 1;
+			syncs[links] = c.handle;
+			subs[links].out_sync.handle = c.handle;
+			waits[links + 1] = {c.handle, 0, 0};
+			subs[links + 1].in_syncs = reinterpret_cast<uintptr_t>(&waits[links + 1]);
+			subs[links + 1].in_sync_count = 1;
 		}
 		if (chance(20)) {
 			const size_t bad = below(n);
@@ -392,6 +393,13 @@ private:
 		for (size_t k = 0; !err && k < b.submitted && k < n; k++)
 			if (!subs[k].ended)
 				f->seqnos.push_back(subs[k].seqno);
+		if (!err && n > 1 && links + 1 == n && b.submitted == n) {
+			const drm_rbln_submit &last = subs[n - 1];
+			if (last.ended)
+				stats().record(Op::Chain, -last.status);
+			else
+				f->chain_ends.push_back(last.seqno);
+		}
 		for (uint32_t h : syncs)
 			if (h) {
 				drm_syncobj_destroy d{};
@@ -410,9 +418,16 @@ private:
 		w.seqno = f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos);
 		w.timeout_ns = static_cast<int64_t>(below(20)) * 1000000;
 		int err = call(f->fd, DRM_IOCTL_RBLN_WAIT, &w);
-		stats().record(Op::Wait, err);
-		if (!err)
-			std::erase(f->seqnos, w.seqno);
+		if (std::find(f->seqnos.begin(), f->seqnos.end(), w.seqno) == f->seqnos.end()) {
+			stats().record(Op::WaitOther, err);
+			return;
+		}
+		stats().record(Op::Wait, err ? err : -w.status);
+		if (err)
+			return;
+		std::erase(f->seqnos, w.seqno);
+		if (std::erase(f->chain_ends, w.seqno))
+			stats().record(Op::Chain, -w.status);
 	}
 
 	// Exports a buffer and imports it into another open file (maybe another
