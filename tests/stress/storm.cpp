@@ -3,12 +3,13 @@
 // random moments, a chaos process injects device faults and adds and removes
 // devices, and (optionally) the kernel fails rbln's allocations.  Afterwards
 // no client may be left open and every device's memory must be back to 0
-// (looked at before the devices are reset), and enough of the work must have
-// succeeded.  Run as root inside the test VM (tests/stress/storm.sh); the
-// kernel's checkers judge the rest.
+// (looked at before the devices are reset), enough of the work must have
+// succeeded, and no broken request may have been accepted.  Run as root
+// inside the test VM (tests/stress/storm.sh); the kernel's checkers judge
+// the rest.
 //
-// Exit status: 0 the storm ran and left nothing behind; 1 it did not (each
-// a "storm: FAILED:" line); 2 usage or setup error.
+// Exit status: 0 all of that held; 1 something did not (each a "storm:
+// FAILED:" line); 2 usage or setup error.
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -126,6 +127,7 @@ nlohmann::json report(const Stats &s, std::pair<uint64_t, uint64_t> injected)
 		{"workers_started", s.workers_started.load()},
 		{"kills", s.kills.load()},
 		{"sigbus", s.sigbus.load()},
+		{"accepted_broken", s.accepted_broken.load()},
 		{"allocations_failed", {{"slab", injected.first}, {"pages", injected.second}}}};
 }
 
@@ -227,7 +229,13 @@ int run(const Options &o)
 		fmt::print("storm: FAILED: {}\n", s);
 		rc = 1;
 	}
-	fmt::print("storm: {}\n", rc ? "FAILED" : "no client or memory left behind, the work got done");
+	if (stats().accepted_broken) {
+		fmt::print("storm: FAILED: the driver accepted {} broken requests (the first ones named above)\n",
+			   stats().accepted_broken.load());
+		rc = 1;
+	}
+	fmt::print("storm: {}\n", rc ? "FAILED"
+				      : "no client or memory left behind, the work got done, every broken request refused");
 	return rc;
 }
 
@@ -239,8 +247,8 @@ int main(int argc, char **argv)
 	storm::Options o;
 	o.seed = std::random_device{}();
 	CLI::App app{"rbln-storm: random ioctls from many processes, kills, device faults and hotplug "
-		     "against rbln.ko; checks that no client or memory is left behind and that enough work "
-		     "succeeded.  Run as root in a "
+		     "against rbln.ko; checks that no client or memory is left behind, that enough work "
+		     "succeeded and that every broken request was refused.  Run as root in a "
 		     "test VM: it resets devices and injects faults."};
 	app.add_option("-t,--seconds", o.seconds, "how long the storm lasts")->check(CLI::Range(1u, 86400u));
 	app.add_option("-w,--workers", o.workers, "worker processes at any time")->check(CLI::Range(1u, 256u));

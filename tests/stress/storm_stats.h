@@ -36,6 +36,7 @@ struct Stats {
 	std::atomic<uint64_t> kills;			// workers SIGKILLed by the supervisor
 	std::atomic<uint64_t> sigbus;			// CPU accesses to revoked mappings
 	std::atomic<uint64_t> workers_started;
+	std::atomic<uint64_t> accepted_broken;		// invalid requests the driver took
 
 	void record(Op op, int err)
 	{
