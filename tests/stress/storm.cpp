@@ -92,7 +92,7 @@ struct Minimum {
 };
 constexpr Minimum kMinimums[] = {
 	{Op::Submit, 50, "valid SUBMITs went in"},
-	{Op::Wait, 50, "WAITs for a job of the file's own saw it end well"},
+	{Op::JobEnd, 50, "jobs a WAIT saw end ended well"},
 	{Op::Chain, 50, "chains of syncobjs (a batch of jobs each waiting for the one before) ended well"},
 };
 

@@ -9,20 +9,20 @@
 
 namespace storm {
 
-// Every kind of operation a worker or the chaos process does.  Wait is a
-// WAIT for a job of the file's own that it has not waited for yet, ok when
-// the job ended well; WaitOther one for any number.  Chain is a batch of
+// Every kind of operation a worker or the chaos process does.  JobEnd is
+// the end of a job of the file's own as WAIT returned it (ok: it ended
+// well); a WAIT that finds it still running is none.  Chain is a batch of
 // jobs joined by syncobjs that went in whole, counted once its last job's
 // end is known (ok: it ended well, so every job before it did).
 enum class Op : unsigned {
 	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
-	SubmitBatch, Chain, Wait, WaitOther, PrimeExport, PrimeImport, Acquire, Release, ListClients,
+	SubmitBatch, Chain, Wait, JobEnd, PrimeExport, PrimeImport, Acquire, Release, ListClients,
 	Reclaim, Reset, Query, ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
 };
 
 constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
 	"open", "close", "bo_create", "bo_create_invalid", "gem_close", "bo_info", "mmap",
-	"submit", "submit_broken", "submit_batch", "chain", "wait", "wait_other", "prime_export",
+	"submit", "submit_broken", "submit_batch", "chain", "wait", "job_end", "prime_export",
 	"prime_import", "acquire", "release", "list_clients", "reclaim", "reset", "query",
 	"fork_child", "fault_inject", "device_add", "device_remove",
 };

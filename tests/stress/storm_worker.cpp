@@ -483,14 +483,10 @@ private:
 		w.seqno = f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos);
 		w.timeout_ns = static_cast<int64_t>(below(20)) * 1000000;
 		int err = call(f->fd, DRM_IOCTL_RBLN_WAIT, &w);
-		if (std::find(f->seqnos.begin(), f->seqnos.end(), w.seqno) == f->seqnos.end()) {
-			stats().record(Op::WaitOther, err);
-			return;
-		}
-		stats().record(Op::Wait, err ? err : -w.status);
-		if (err)
-			return;
-		std::erase(f->seqnos, w.seqno);
+		stats().record(Op::Wait, err);
+		if (err || !std::erase(f->seqnos, w.seqno))
+			return;		// still running, or not a job it waits for
+		stats().record(Op::JobEnd, -w.status);
 		if (std::erase(f->chain_ends, w.seqno))
 			stats().record(Op::Chain, -w.status);
 	}
