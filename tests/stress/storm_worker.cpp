@@ -460,10 +460,14 @@ private:
 				f->seqnos.push_back(subs[k].seqno);
 		if (!err && n > 1 && links + 1 == n && b.submitted == n) {
 			const drm_rbln_submit &last = subs[n - 1];
-			if (last.ended)
+			if (last.ended) {
 				stats().record(Op::Chain, -last.status);
-			else
+			} else {
+				// Waited for now, or a kill or a revocation would often
+				// come first; storm.sh cuts a job off after 200 ms (TDR).
 				f->chain_ends.push_back(last.seqno);
+				wait_for(*f, last.seqno, 2000000000);
+			}
 		}
 		for (uint32_t h : syncs)
 			if (h) {
@@ -479,15 +483,21 @@ private:
 		File *f = any_file();
 		if (!f)
 			return;
+		wait_for(*f, f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos),
+			 static_cast<int64_t>(below(20)) * 1000000);
+	}
+
+	void wait_for(File &f, uint64_t seqno, int64_t timeout_ns)
+	{
 		drm_rbln_wait w{};
-		w.seqno = f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos);
-		w.timeout_ns = static_cast<int64_t>(below(20)) * 1000000;
-		int err = call(f->fd, DRM_IOCTL_RBLN_WAIT, &w);
+		w.seqno = seqno;
+		w.timeout_ns = timeout_ns;
+		int err = call(f.fd, DRM_IOCTL_RBLN_WAIT, &w);
 		stats().record(Op::Wait, err);
-		if (err || !std::erase(f->seqnos, w.seqno))
+		if (err || !std::erase(f.seqnos, w.seqno))
 			return;		// still running, or not a job it waits for
 		stats().record(Op::JobEnd, -w.status);
-		if (std::erase(f->chain_ends, w.seqno))
+		if (std::erase(f.chain_ends, w.seqno))
 			stats().record(Op::Chain, -w.status);
 	}
 
