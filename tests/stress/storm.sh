@@ -1,9 +1,11 @@
 #!/bin/bash
 # The storm, inside a VM on the sanitizer kernel (make stress, make test):
-# sets the node up, runs rbln_storm for STRESS_SECONDS (default 300), then
-# checks what must hold after it: every device can be removed, the module
-# unloads, and kmemleak suspects nothing.  STORM_ARGS: more rbln_storm options.  KASAN, lockdep, UBSAN and
-# debugobjects reports are caught from the kernel log by run-vm.sh.
+# sets the node up, runs rbln_storm for STRESS_SECONDS (default 300), which
+# fails on a client or memory left behind, too little work done or a broken
+# request accepted, then checks what must hold after it: every device can be
+# removed, the module unloads, and kmemleak suspects nothing.  STORM_ARGS:
+# more rbln_storm options.  KASAN, lockdep, UBSAN and debugobjects reports
+# are caught from the kernel log by run-vm.sh.
 set -u
 export RBLN_KO_PARAMS="sim_devices=atom,rebel100 sim_memory_mib=64"
 # shellcheck source=tests/vm/setup-node.sh

@@ -9,18 +9,22 @@
 
 namespace storm {
 
-// Every kind of operation a worker or the chaos process does.
+// Every kind of operation a worker or the chaos process does.  JobEnd is
+// the end of a job of the file's own as WAIT returned it (ok: it ended
+// well); a WAIT that finds it still running is none.  Chain is a batch of
+// jobs joined by syncobjs that went in whole, counted once its last job's
+// end is known (ok: it ended well, so every job before it did).
 enum class Op : unsigned {
 	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
-	SubmitBatch, Wait, PrimeExport, PrimeImport, Acquire, Release, ListClients, Reclaim, Reset, Query,
-	ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
+	SubmitBatch, Chain, Wait, JobEnd, PrimeExport, PrimeImport, Acquire, Release, ListClients,
+	Reclaim, Reset, Query, ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
 };
 
 constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
 	"open", "close", "bo_create", "bo_create_invalid", "gem_close", "bo_info", "mmap",
-	"submit", "submit_broken", "submit_batch", "wait", "prime_export", "prime_import", "acquire", "release",
-	"list_clients", "reclaim", "reset", "query", "fork_child", "fault_inject", "device_add",
-	"device_remove",
+	"submit", "submit_broken", "submit_batch", "chain", "wait", "job_end", "prime_export",
+	"prime_import", "acquire", "release", "list_clients", "reclaim", "reset", "query",
+	"fork_child", "fault_inject", "device_add", "device_remove",
 };
 
 constexpr unsigned kMaxErrno = 256;
@@ -32,6 +36,7 @@ struct Stats {
 	std::atomic<uint64_t> kills;			// workers SIGKILLed by the supervisor
 	std::atomic<uint64_t> sigbus;			// CPU accesses to revoked mappings
 	std::atomic<uint64_t> workers_started;
+	std::atomic<uint64_t> accepted_broken;		// invalid requests the driver took
 
 	void record(Op op, int err)
 	{
@@ -41,6 +46,9 @@ struct Stats {
 		else
 			errnos[static_cast<unsigned>(err) < kMaxErrno ? err : 0]++;
 	}
+
+	uint64_t ok_of(Op op) const { return ok[static_cast<unsigned>(op)]; }
+	uint64_t total_of(Op op) const { return total[static_cast<unsigned>(op)]; }
 };
 
 // The shared counters; valid in every process of the storm.

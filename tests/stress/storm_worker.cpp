@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "rbln_drm.h"
 #include "storm_devices.h"
 #include "storm_stats.h"
@@ -36,8 +38,10 @@ struct Bo {
 
 struct File {
 	int fd;
+	std::string node;
 	std::vector<Bo> bos;
-	std::vector<uint64_t> seqnos;
+	std::vector<uint64_t> seqnos;		// jobs not waited for yet
+	std::vector<uint64_t> chain_ends;	// those of them that end a chain
 };
 
 struct Mapping {
@@ -55,6 +59,39 @@ void on_sigbus(int)
 int call(int fd, unsigned long request, void *arg)
 {
 	return ::ioctl(fd, request, arg) ? errno : 0;
+}
+
+// How many accepted broken requests are printed: a driver that takes one kind
+// takes thousands in a storm.
+constexpr uint64_t kAcceptedShown = 20;
+
+// For a request the driver must refuse: if it was @accepted the storm fails,
+// and a line says which request it was, with its arguments (@describe()).
+// The line is one write(), so it is whole even if this worker is killed next.
+template <typename Describe> void fail_if_accepted(bool accepted, Describe describe)
+{
+	if (!accepted || ++stats().accepted_broken > kAcceptedShown)
+		return;
+	std::string line = fmt::format("storm: FAILED: the driver accepted {}\n", describe());
+	(void)!::write(STDOUT_FILENO, line.data(), line.size());
+}
+
+// Every field of a SUBMIT (or batch element) and of its copies where
+// .copies still points at @copies.
+std::string describe(const drm_rbln_submit &s, const std::vector<drm_rbln_copy> &copies)
+{
+	std::string text = fmt::format("engine {} chiplet {} flags {:#x} reserved {} reserved2 {} "
+				       "copy_count {} copy_size {} copies {:#x} in_sync_count {} out_sync {}",
+				       s.engine, s.chiplet, s.flags, s.reserved, s.reserved2, s.copy_count,
+				       s.copy_size, s.copies, s.in_sync_count, s.out_sync.handle);
+	if (s.copies != reinterpret_cast<uintptr_t>(copies.data()))
+		return text;
+	for (size_t i = 0; i < copies.size(); i++) {
+		const drm_rbln_copy &c = copies[i];
+		text += fmt::format("; copy {}: handle {} +{} -> handle {} +{}, {} bytes", i, c.src_handle,
+				    c.src_offset, c.dst_handle, c.dst_offset, c.size);
+	}
+	return text;
 }
 
 class Worker {
@@ -137,10 +174,11 @@ private:
 		auto nodes = device_nodes();
 		if (nodes.empty())
 			return;
-		int fd = ::open(pick(nodes).c_str(), O_RDWR | O_CLOEXEC);
+		const std::string &node = pick(nodes);
+		int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
 		stats().record(Op::Open, fd < 0 ? errno : 0);
 		if (fd >= 0)
-			files_.push_back({fd, {}, {}});
+			files_.push_back({fd, node, {}, {}, {}});
 	}
 
 	void close_file()
@@ -180,14 +218,18 @@ private:
 		switch (below(5)) {
 		case 0: c.size = 0; break;
 		case 1: c.size = 1ULL << 62; break;
-		case 2: c.size = 4096; c.flags = 1U << below(31); break;
+		case 2: c.size = 4096; c.flags = 4U << below(30); break;	// none of DRM_RBLN_BO_CREATE_FLAGS
 		case 3: c.size = 4096; c.chiplet = 4 + static_cast<uint32_t>(below(100)); break;
 		default: c.size = 4096; c.reserved = 1; break;
 		}
 		int err = call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c);
 		stats().record(Op::BoCreateInvalid, err);
-		if (!err)	// a valid one by chance (e.g. flag EAGER); keep it
-			f->bos.push_back({c.handle, c.size, c.chiplet, (c.flags & DRM_RBLN_BO_HOST) != 0});
+		fail_if_accepted(!err, [&] {
+			return fmt::format("BO_CREATE on {}: size {} flags {:#x} chiplet {} reserved {} (handle {})",
+					   f->node, c.size, c.flags, c.chiplet, c.reserved, c.handle);
+		});
+		if (!err)	// kept, so that it is freed as any other
+			f->bos.push_back({c.handle, c.size, c.chiplet, false});
 	}
 
 	void gem_close()
@@ -210,7 +252,13 @@ private:
 		drm_rbln_bo_info info{};
 		info.handle = any_handle(*f);
 		info.flags = chance(5) ? 1 : 0;
-		stats().record(Op::BoInfo, call(f->fd, DRM_IOCTL_RBLN_BO_INFO, &info));
+		const uint32_t flags = info.flags;
+		int err = call(f->fd, DRM_IOCTL_RBLN_BO_INFO, &info);
+		stats().record(Op::BoInfo, err);
+		if (flags)
+			fail_if_accepted(!err, [&] {
+				return fmt::format("BO_INFO on {}: handle {} flags {:#x}", f->node, info.handle, flags);
+			});
 	}
 
 	// Maps a buffer, writes and reads it; a revoked buffer raises SIGBUS.
@@ -330,18 +378,28 @@ private:
 		File *f = prepare_job(s, copies);
 		if (!f)
 			return;
+		const char *why;
 		switch (below(8)) {
-		case 0: copies.back().size = 0; break;
-		case 1: copies.back().src_offset = ~0ULL - 10; break;
-		case 2: copies.back().dst_handle = 1000 + static_cast<uint32_t>(below(100)); break;
-		case 3: s.copy_count = 0; break;
-		case 4: s.copies = 0x10; break;	// unmapped: EFAULT
-		case 5: s.copy_size = 4; break;
-		case 6: s.engine = DRM_RBLN_ENGINE_COUNT + static_cast<uint32_t>(below(10)); break;
-		default: s.flags = 1U << below(32); break;
+		case 0: copies.back().size = 0; why = "last copy of 0 bytes"; break;
+		case 1: copies.back().src_offset = ~0ULL - 10; why = "last copy's source offset wraps"; break;
+		case 2:
+			copies.back().dst_handle = 1000 + static_cast<uint32_t>(below(100));
+			why = "last copy's destination handle made up";
+			break;
+		case 3: s.copy_count = 0; why = "no copies"; break;
+		case 4: s.copies = 0x10; why = "copies unmapped"; break;	// EFAULT
+		case 5: s.copy_size = 4; why = "copy_size too small"; break;
+		case 6:
+			s.engine = DRM_RBLN_ENGINE_COUNT + static_cast<uint32_t>(below(10));
+			why = "no such engine";
+			break;
+		default: s.flags = 2U << below(31); why = "unknown flag"; break;	// not REPORT_END
 		}
 		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
 		stats().record(Op::SubmitBroken, err);
+		fail_if_accepted(!err, [&] {
+			return fmt::format("SUBMIT on {} ({}): {}", f->node, why, describe(s, copies));
+		});
 		if (!err)
 			f->seqnos.push_back(s.seqno);
 	}
@@ -358,27 +416,28 @@ private:
 		std::array<std::vector<drm_rbln_copy>, 4> copies;
 		std::array<drm_rbln_sync, 4> waits{};
 		std::array<uint32_t, 4> syncs{};
-		size_t n = 0;
+		size_t n = 0, links = 0;
 		for (size_t want = 1 + below(4); n < want && valid_job(*f, subs[n], copies[n]); n++)
 			fill(subs[n], copies[n]);
 		if (!n)
 			return;
-		for (size_t k = 0; k + 1 < n; k++) {
+		for (; links + 1 < n; links++) {
 			drm_syncobj_create c{};
 			if (call(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
 				break;
-			syncs[k] = c.handle;
-			subs[k].out_sync.handle = c.handle;
-			waits[k + 1] = {c.handle, 0, 0};
-			subs[k + 1].in_syncs = reinterpret_cast<uintptr_t>(&waits[k + 1]);
-			subs[k + 1].in_sync_count = 1;
+			syncs[links] = c.handle;
+			subs[links].out_sync.handle = c.handle;
+			waits[links + 1] = {c.handle, 0, 0};
+			subs[links + 1].in_syncs = reinterpret_cast<uintptr_t>(&waits[links + 1]);
+			subs[links + 1].in_sync_count = 1;
 		}
-		if (chance(20)) {
-			const size_t bad = below(n);
+		const size_t bad = chance(20) ? below(n) : n;	// n: none
+		const char *why = "";
+		if (bad < n) {
 			switch (below(3)) {
-			case 0: copies[bad].back().size = 0; break;
-			case 1: subs[bad].engine = DRM_RBLN_ENGINE_COUNT; break;
-			default: subs[bad].reserved = 1; break;
+			case 0: copies[bad].back().size = 0; why = "last copy of 0 bytes"; break;
+			case 1: subs[bad].engine = DRM_RBLN_ENGINE_COUNT; why = "no such engine"; break;
+			default: subs[bad].reserved = 1; why = "reserved set"; break;
 			}
 		}
 		for (drm_rbln_submit &s : subs)
@@ -389,9 +448,27 @@ private:
 		b.submit_size = sizeof(drm_rbln_submit);
 		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &b);
 		stats().record(Op::SubmitBatch, err ? err : -b.error);
+		// The broken element must stop the batch: it and the ones after it stay out.
+		if (bad < n)
+			fail_if_accepted(!err && b.submitted > bad, [&] {
+				return fmt::format("SUBMIT_BATCH on {} of {} elements: element {} is broken ({}) but "
+						   "{} went in (error {}); element {}: {}", f->node, n, bad, why,
+						   b.submitted, b.error, bad, describe(subs[bad], copies[bad]));
+			});
 		for (size_t k = 0; !err && k < b.submitted && k < n; k++)
 			if (!subs[k].ended)
 				f->seqnos.push_back(subs[k].seqno);
+		if (!err && n > 1 && links + 1 == n && b.submitted == n) {
+			const drm_rbln_submit &last = subs[n - 1];
+			if (last.ended) {
+				stats().record(Op::Chain, -last.status);
+			} else {
+				// Waited for now, or a kill or a revocation would often
+				// come first; storm.sh cuts a job off after 200 ms (TDR).
+				f->chain_ends.push_back(last.seqno);
+				wait_for(*f, last.seqno, 2000000000);
+			}
+		}
 		for (uint32_t h : syncs)
 			if (h) {
 				drm_syncobj_destroy d{};
@@ -406,13 +483,22 @@ private:
 		File *f = any_file();
 		if (!f)
 			return;
+		wait_for(*f, f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos),
+			 static_cast<int64_t>(below(20)) * 1000000);
+	}
+
+	void wait_for(File &f, uint64_t seqno, int64_t timeout_ns)
+	{
 		drm_rbln_wait w{};
-		w.seqno = f->seqnos.empty() || chance(5) ? below(1000) : pick(f->seqnos);
-		w.timeout_ns = static_cast<int64_t>(below(20)) * 1000000;
-		int err = call(f->fd, DRM_IOCTL_RBLN_WAIT, &w);
+		w.seqno = seqno;
+		w.timeout_ns = timeout_ns;
+		int err = call(f.fd, DRM_IOCTL_RBLN_WAIT, &w);
 		stats().record(Op::Wait, err);
-		if (!err)
-			std::erase(f->seqnos, w.seqno);
+		if (err || !std::erase(f.seqnos, w.seqno))
+			return;		// still running, or not a job it waits for
+		stats().record(Op::JobEnd, -w.status);
+		if (std::erase(f.chain_ends, w.seqno))
+			stats().record(Op::Chain, -w.status);
 	}
 
 	// Exports a buffer and imports it into another open file (maybe another
@@ -451,6 +537,8 @@ private:
 			a.flags = 2;
 		int err = call(f->fd, DRM_IOCTL_RBLN_ACQUIRE, &a);
 		stats().record(Op::Acquire, err);
+		if (a.flags)
+			fail_if_accepted(!err, [&] { return fmt::format("ACQUIRE on {}: flags {:#x}", f->node, a.flags); });
 		// Held only for a moment, or the other workers get nothing done.
 		if (!err && chance(90))
 			stats().record(Op::Release, call(f->fd, DRM_IOCTL_RBLN_RELEASE, &a));
@@ -473,6 +561,12 @@ private:
 		l.entries = chance(5) ? 0x10 : reinterpret_cast<uintptr_t>(room.data());
 		int err = call(f->fd, DRM_IOCTL_RBLN_LIST_CLIENTS, &l);
 		stats().record(Op::ListClients, err);
+		// A bad pointer with room fails on this file's own entry, which is always there.
+		if (entry < sizeof(drm_rbln_client) || entry > 4096 || (l.entries == 0x10 && count))
+			fail_if_accepted(!err, [&] {
+				return fmt::format("LIST_CLIENTS on {}: count {} entry_size {} entries {:#x}", f->node,
+						   count, entry, l.entries);
+			});
 		if (!err && entry >= sizeof(drm_rbln_client) && l.entries != 0x10)
 			for (uint32_t i = 0; i < std::min(count, l.count); i++) {
 				drm_rbln_client c;
@@ -521,8 +615,13 @@ private:
 		}
 		case 1: {
 			drm_rbln_device_info i{};
-			i.flags = chance(5) ? 1 : 0;
+			const uint32_t flags = chance(5) ? 1 : 0;
+			i.flags = flags;
 			err = call(f->fd, DRM_IOCTL_RBLN_DEVICE_INFO, &i);
+			if (flags)
+				fail_if_accepted(!err, [&] {
+					return fmt::format("DEVICE_INFO on {}: flags {:#x}", f->node, flags);
+				});
 			break;
 		}
 		case 2: {
