@@ -448,6 +448,9 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	for (i = 0; !ret && i < job->hw.count; i++) {
 		ret = rbln_job_check_copy(job, file, i);
 		job->hw.bytes += job->copies[i].size;
+		/* Ranges checked: no sum of sizes overflows before it passes the limit. */
+		if (!ret && job->hw.bytes > engine->chiplet->rdev->info.job_max_bytes)
+			ret = -EINVAL;
 	}
 	if (ret) {
 		rbln_job_put(job);

@@ -8,6 +8,9 @@
  *                    than job_timeout_ms is cancelled and the engine reset
  *   chiplet_down     "CHIPLET [0|1]": the chiplet goes offline (1) or back (0)
  *   memory_error     "CHIPLET": an uncorrectable memory error: status FAULT
+ *   slow_us          N: every MiB an engine copies takes N microseconds longer
+ *                    (0, the default: full speed); slowed engines run no job
+ *                    inside SUBMIT
  * ENGINE is a name from chipletN/engines or its number in enum drm_rbln_engine.
  */
 #include <linux/debugfs.h>
@@ -157,6 +160,7 @@ void rbln_sim_debugfs_init(struct rbln_sim_device *sdev)
 	if (!dir)
 		return;
 	debugfs_create_atomic_t("fail_next_jobs", 0600, dir, &sdev->fail_next_jobs);
+	debugfs_create_u32("slow_us", 0600, dir, &sdev->slow_us);
 	debugfs_create_file("hang", 0200, dir, rdev, &rbln_hang_fops);
 	debugfs_create_file("chiplet_down", 0200, dir, rdev, &rbln_chiplet_down_fops);
 	debugfs_create_file("memory_error", 0200, dir, rdev, &rbln_memory_error_fops);
