@@ -93,9 +93,10 @@ struct rbln_hw_ops {
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
 	 * The engine's job ran past its timeout: stop the engine and make it
-	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got.
-	 * After this returns the backend no longer touches that job and never
-	 * reports it.
+	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got,
+	 * allocating nothing (the jobs queued behind it cannot signal
+	 * meanwhile).  After this returns the backend no longer touches that
+	 * job and never reports it.
 	 */
 	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);
 	/* Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared. */

@@ -211,6 +211,8 @@ static void rbln_job_end_work(struct work_struct *work)
 	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
+	if (job->timed_out)
+		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
 	if (!job->status)
 		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */

@@ -41,6 +41,7 @@ struct rbln_job {
 	u32 nr_deps;
 	bool scheduled;			/* base was initialised */
 	bool started;			/* given to the engine: busy time runs */
+	bool timed_out;			/* ended by the timeout handler */
 	unsigned long ended;		/* bit 0: ended, exactly once */
 	int status;
 	u64 start_ns;
@@ -82,6 +83,8 @@ void rbln_engines_stop(struct rbln_device *rdev);
 void rbln_sched_push(struct rbln_job *job);
 /* The error a job should end with before it runs, or 0. */
 int rbln_job_precheck(struct rbln_job *job);
+/* The event and log line of a job ended by the timeout (outside the signalling path). */
+void rbln_job_timeout_report(struct rbln_job *job);
 
 /* rbln_fence.c: the hardware fence of a scheduled job. */
 struct rbln_fence;

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <pthread.h>
@@ -382,6 +384,58 @@ TEST_F(Dma, SignalsDoNotStretchAWait)
 	EXPECT_LT(waited, std::chrono::seconds(15)) << "the wait restarted with its full timeout";
 	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
 	EXPECT_EQ(wait_job(fd, hung), 0);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
+// [start, end) of rbln's code and data (/proc/modules), or {0, 0}.
+static std::pair<uint64_t, uint64_t> module_range()
+{
+	std::istringstream modules(read_file("/proc/modules").value_or(""));
+	std::string name, refs, deps, state, addr;
+	uint64_t size = 0;
+	while (modules >> name >> size >> refs >> deps >> state >> addr) {
+		if (name == "rbln")
+			return {std::stoull(addr, nullptr, 16), std::stoull(addr, nullptr, 16) + size};
+		modules.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+	}
+	return {0, 0};
+}
+
+// On the sanitizer kernel (failslab): a timeout while every slab allocation
+// with rbln's code on the stack fails, from any task.  The handler allocates
+// nothing (its event goes from the job's end work, which then drops it), and
+// its signalling section is lockdep's to check: run-vm.sh fails the run on a
+// lockdep, KASAN or WARN report in the kernel log.
+TEST_F(Dma, TimeoutUnderAllocationFailuresReportsNothing)
+{
+	const std::string slab = "/sys/kernel/debug/failslab";
+	if (access(slab.c_str(), F_OK))
+		GTEST_SKIP() << "no failslab: not the sanitizer kernel";
+	auto [start, end] = module_range();
+	ASSERT_NE(start, 0u) << "rbln is not in /proc/modules";
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
+	JobTimeout timeout("500");
+	ASSERT_EQ(debugfs_write(1, "hang", "0 neural_dma"), 0);
+	uint64_t hung = 0;
+	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
+	constexpr unsigned kBudget = 1000;
+	const std::pair<const char *, std::string> on[] = {
+		{"task-filter", "N"}, {"ignore-gfp-wait", "N"}, {"require-start", std::to_string(start)},
+		{"require-end", std::to_string(end)}, {"stacktrace-depth", "32"}, {"verbose", "0"},
+		{"interval", "1"}, {"space", "0"}, {"times", std::to_string(kBudget)},
+		{"probability", "100"},
+	};
+	for (const auto &[name, value] : on)
+		ASSERT_EQ(write_file(slab + "/" + name, value), 0) << name;
+	const int status = wait_job(fd, hung);
+	ASSERT_EQ(write_file(slab + "/probability", "0"), 0);
+	EXPECT_EQ(status, -ETIMEDOUT);
+	EXPECT_LT(std::stoul(read_file(slab + "/times").value_or("0")), kBudget)
+		<< "no allocation failed: the timeout's path was not under injection";
+	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0);
 	free_buffer(fd, a);
 	free_buffer(fd, b);
 }
