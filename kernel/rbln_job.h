@@ -45,8 +45,8 @@ struct rbln_job {
 	unsigned long ended;		/* bit 0: ended, exactly once */
 	int status;
 	u64 start_ns;
-	struct work_struct put_work;	/* a put from atomic context */
 	struct work_struct end_work;	/* what its end does outside the signalling path */
+	struct work_struct free_work;	/* scheduled jobs: free_job's part, in rbln_job_wq */
 	struct completion end_done;	/* buffers and bookkeeping done (WAIT waits for it) */
 };
 
@@ -56,8 +56,6 @@ void rbln_jobs_fini(void);
 void rbln_jobs_queue_work(struct work_struct *work);
 
 void rbln_job_put(struct rbln_job *job);
-/* Puts from any context: the last reference may free buffers. */
-void rbln_job_put_async(struct rbln_job *job);
 /* Given to the engine: busy time and the start tracepoint. */
 void rbln_job_begin(struct rbln_job *job);
 /* Claims the job's end; false if someone else ended it already. */

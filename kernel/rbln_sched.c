@@ -192,9 +192,11 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 	return RBLN_SCHED_STAT_RESET;
 }
 
-static void rbln_sched_free_job(struct drm_sched_job *sched_job)
+/* free_job's work, in the module's queue (see rbln_sched_free_job). */
+static void rbln_sched_free_job_work(struct work_struct *work)
 {
-	struct rbln_job *job = to_rbln_job(sched_job);
+	struct rbln_job *job = container_of(work, struct rbln_job, free_work);
+	struct drm_sched_job *sched_job = &job->base;
 
 	/*
 	 * Killed before it ran: its entity was destroyed with the job still
@@ -221,7 +223,19 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 	drm_sched_job_cleanup(sched_job);
 	atomic_dec(&job->engine->unfreed);
 	wake_up_all(&job->engine->chiplet->rdev->sched_idle);
-	rbln_job_put_async(job);
+	rbln_job_put(job);
+}
+
+/*
+ * The scheduler calls this from its own work, which removal waits for, but a
+ * killed entity's jobs come from system_wq (an irq_work on 6.1), which module
+ * unload cannot wait for.  So everything is done in the module's queue,
+ * which unload drains (rbln_jobs_fini), and nothing here runs after handing
+ * it over.
+ */
+static void rbln_sched_free_job(struct drm_sched_job *sched_job)
+{
+	rbln_jobs_queue_work(&to_rbln_job(sched_job)->free_work);
 }
 
 static const struct drm_sched_backend_ops rbln_sched_ops = {
@@ -239,6 +253,7 @@ void rbln_sched_push(struct rbln_job *job)
 	WRITE_ONCE(engine->sched.timeout, rbln_sched_timeout());
 	atomic_inc(&engine->queued);
 	atomic_inc(&engine->unfreed);
+	INIT_WORK(&job->free_work, rbln_sched_free_job_work);
 	kref_get(&job->ref);			/* the scheduler's, put by free_job */
 	drm_sched_entity_push_job(&job->base);
 }
