@@ -21,12 +21,13 @@ struct rbln_sku;
 struct rbln_sim_device;
 
 /*
- * A job's bytes (RBLN_SIM_JOB_MAX_BYTES at most: well under 100 ms at the
- * memcpy speed of a VM without KVM) are copied RBLN_SIM_CHUNK at a time, a
+ * A job's bytes (RBLN_SIM_JOB_MAX_BYTES at most: about 20 ms at the memcpy
+ * speed of a VM without KVM, and well inside the timeout on a host so loaded
+ * that 64 MiB took over a second) are copied RBLN_SIM_CHUNK at a time, a
  * reset checked for between chunks: a chunk takes a few milliseconds, far
  * inside RBLN_HW_RESET_MAX_MS.
  */
-#define RBLN_SIM_JOB_MAX_BYTES	SZ_64M
+#define RBLN_SIM_JOB_MAX_BYTES	SZ_16M
 #define RBLN_SIM_CHUNK		SZ_1M
 
 /* One simulated engine: it runs the job it was given in a work item of its own. */

@@ -434,7 +434,7 @@ TEST(DevmgrJobs, FailureReportedBySubmitIsThrownOnce)
 	dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, k4K}}, {}, {ok, ok}).wait(10s);
 }
 
-// A transfer over the driver's job limit (64 MiB on the simulator) goes in
+// A transfer over the driver's job limit (16 MiB on the simulator) goes in
 // as several jobs, a copy cut where a job fills up: the bytes of the cut copy
 // arrive, and an earlier part's failure is what waiting for the transfer
 // throws, once.
@@ -471,7 +471,7 @@ TEST(DevmgrJobs, TransferOverTheJobLimitGoesAsSeveralJobs)
 	// A batch does not split: its jobs are named by their place.
 	rbln::JobSpec spec{Engine::external_hdma, 0, copies};
 	msg = error_of([&] { dev.submit_batch(std::span(&spec, 1)); }, Errc::invalid_argument);
-	EXPECT_TRUE(contains(msg, "job 0 of the batch copies more than the 64 MiB")) << msg;
+	EXPECT_TRUE(contains(msg, "job 0 of the batch copies more than the 16 MiB")) << msg;
 }
 
 // One Device from several threads: jobs, their dependencies and the syncobj

@@ -280,7 +280,7 @@ struct drm_rbln_sync {
  * Older callers pass the 48-byte struct: no syncobjs.
  *
  * Since interface version 13 a job's copies total at most
- * DRM_RBLN_PARAM_JOB_MAX_BYTES bytes (the backend's limit: 64 MiB on the
+ * DRM_RBLN_PARAM_JOB_MAX_BYTES bytes (the backend's limit: 16 MiB on the
  * simulator), so that a job ends well inside the scheduler's timeout
  * (module parameter job_timeout_ms, default 1000) and a reset stops it at
  * once: split a larger transfer into several jobs (libdevmgr's submit()
