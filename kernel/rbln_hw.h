@@ -35,7 +35,19 @@ struct rbln_hw_info {
 	int numa_node;
 	char firmware_version[32];
 	u64 capabilities;		/* backend's DRM_RBLN_CAP_* bits */
+	/*
+	 * Most bytes one job may copy (DRM_RBLN_PARAM_JOB_MAX_BYTES): small
+	 * enough that the engine ends such a job well inside the default
+	 * job_timeout_ms; SUBMIT refuses bigger ones.
+	 */
+	u64 job_max_bytes;
 };
+
+/*
+ * How long engine_reset may take to stop a running job (and the longest a
+ * timed-out job's WAIT may return after job_timeout_ms).
+ */
+#define RBLN_HW_RESET_MAX_MS	50
 
 /* What the core reads from the hardware's sensors. */
 struct rbln_sensors {
@@ -81,7 +93,9 @@ struct rbln_hw_ops {
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
 	 * The engine's job ran past its timeout: stop the engine and make it
-	 * usable again.  After this returns the backend no longer touches that
+	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got,
+	 * allocating nothing (the jobs queued behind it cannot signal
+	 * meanwhile).  After this returns the backend no longer touches that
 	 * job and never reports it.
 	 */
 	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);

@@ -111,23 +111,6 @@ void rbln_job_put(struct rbln_job *job)
 	kref_put(&job->ref, rbln_job_release);
 }
 
-static void rbln_job_put_work(struct work_struct *work)
-{
-	rbln_job_put(container_of(work, struct rbln_job, put_work));
-}
-
-void rbln_job_put_async(struct rbln_job *job)
-{
-	if (in_task()) {
-		rbln_job_put(job);
-		return;
-	}
-	/* Not the last reference: nothing to free here. */
-	if (refcount_dec_not_one(&job->ref.refcount))
-		return;
-	queue_work(rbln_job_wq, &job->put_work);
-}
-
 /* Puts @job in the file's table for WAIT, with a reference of its own. */
 static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
 {
@@ -211,6 +194,8 @@ static void rbln_job_end_work(struct work_struct *work)
 	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
+	if (job->timed_out)
+		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
 	if (!job->status)
 		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
@@ -420,7 +405,6 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&job->ref);
-	INIT_WORK(&job->put_work, rbln_job_put_work);
 	INIT_WORK(&job->end_work, rbln_job_end_work);
 	init_completion(&job->end_done);
 	drm_dev_get(&engine->chiplet->rdev->drm);
@@ -448,6 +432,9 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	for (i = 0; !ret && i < job->hw.count; i++) {
 		ret = rbln_job_check_copy(job, file, i);
 		job->hw.bytes += job->copies[i].size;
+		/* Ranges checked: no sum of sizes overflows before it passes the limit. */
+		if (!ret && job->hw.bytes > engine->chiplet->rdev->info.job_max_bytes)
+			ret = -EINVAL;
 	}
 	if (ret) {
 		rbln_job_put(job);

@@ -41,11 +41,12 @@ struct rbln_job {
 	u32 nr_deps;
 	bool scheduled;			/* base was initialised */
 	bool started;			/* given to the engine: busy time runs */
+	bool timed_out;			/* ended by the timeout handler */
 	unsigned long ended;		/* bit 0: ended, exactly once */
 	int status;
 	u64 start_ns;
-	struct work_struct put_work;	/* a put from atomic context */
 	struct work_struct end_work;	/* what its end does outside the signalling path */
+	struct work_struct free_work;	/* scheduled jobs: free_job's part, in rbln_job_wq */
 	struct completion end_done;	/* buffers and bookkeeping done (WAIT waits for it) */
 };
 
@@ -55,8 +56,6 @@ void rbln_jobs_fini(void);
 void rbln_jobs_queue_work(struct work_struct *work);
 
 void rbln_job_put(struct rbln_job *job);
-/* Puts from any context: the last reference may free buffers. */
-void rbln_job_put_async(struct rbln_job *job);
 /* Given to the engine: busy time and the start tracepoint. */
 void rbln_job_begin(struct rbln_job *job);
 /* Claims the job's end; false if someone else ended it already. */
@@ -82,6 +81,8 @@ void rbln_engines_stop(struct rbln_device *rdev);
 void rbln_sched_push(struct rbln_job *job);
 /* The error a job should end with before it runs, or 0. */
 int rbln_job_precheck(struct rbln_job *job);
+/* The event and log line of a job ended by the timeout (outside the signalling path). */
+void rbln_job_timeout_report(struct rbln_job *job);
 
 /* rbln_fence.c: the hardware fence of a scheduled job. */
 struct rbln_fence;

@@ -78,6 +78,9 @@ static int rbln_device_param(struct rbln_device *rdev, u32 param, u64 *value)
 	case DRM_RBLN_PARAM_BUSY_NS:
 		*value = rbln_busy_total_ns(&rdev->busy);
 		return 0;
+	case DRM_RBLN_PARAM_JOB_MAX_BYTES:
+		*value = rdev->info.job_max_bytes;
+		return 0;
 	}
 	return -EINVAL;
 }

@@ -58,13 +58,16 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 	struct rbln_job *job = to_rbln_job(sched_job);
 	struct rbln_engine *engine = job->engine;
 	struct rbln_device *rdev = engine->chiplet->rdev;
+	/* Nothing here may allocate or wait for a fence: lockdep checks it. */
+	bool cookie = dma_fence_begin_signalling();
 	struct dma_fence *fence;
 	int ret;
 
-	/* Allocated at submit: nothing here may allocate (fence-signalling path). */
+	/* Allocated at submit. */
 	if (WARN_ON_ONCE(!job->spare_fence)) {
 		if (rbln_job_claim_end(job))
 			rbln_job_end(job, -ENOMEM);
+		dma_fence_end_signalling(cookie);
 		return ERR_PTR(-ENOMEM);
 	}
 	fence = rbln_fence_start(job->spare_fence, engine);
@@ -87,6 +90,7 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 	}
 	if (ret && rbln_job_claim_end(job))
 		rbln_job_end(job, ret);
+	dma_fence_end_signalling(cookie);
 	return fence;
 }
 
@@ -102,14 +106,18 @@ static void rbln_engine_clear_active(struct rbln_engine *engine, struct rbln_job
 void rbln_hw_job_done(struct rbln_hw_job *hw, int status)
 {
 	struct rbln_job *job = container_of(hw, struct rbln_job, hw);
+	bool cookie;
 
 	might_sleep();		/* the contract (rbln_hw.h): busy time's lock keeps irqs on */
+	cookie = dma_fence_begin_signalling();
 	rbln_engine_clear_active(job->engine, job);
 	if (rbln_job_claim_end(job))
 		rbln_job_end(job, status);
+	dma_fence_end_signalling(cookie);
 }
 
-static void rbln_engine_timeout_event(struct rbln_job *job)
+/* From the job's end work: the event allocates, which the timeout handler may not. */
+void rbln_job_timeout_report(struct rbln_job *job)
 {
 	struct rbln_engine *engine = job->engine;
 	struct rbln_device *rdev = engine->chiplet->rdev;
@@ -152,31 +160,43 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 	struct rbln_job *job = to_rbln_job(sched_job);
 	struct rbln_engine *engine = job->engine;
 	struct rbln_device *rdev = engine->chiplet->rdev;
+	bool reset, cookie;
 
 #ifdef RBLN_PROBE_DRM_SCHED_STAT_NO_HANG
 	/* It ended as the timer fired: nothing hung, nothing to reset. */
 	if (test_bit(0, &job->ended))
 		return DRM_GPU_SCHED_STAT_NO_HANG;
 #endif
+	/*
+	 * The jobs behind this one cannot signal until it is done: nothing here
+	 * may allocate.  The stop and the reset wait for work items that signal
+	 * fences themselves (run_job's, the engine's), which a signalling
+	 * section may not wait for; the rest is one.
+	 */
 	drm_sched_stop(&engine->sched, sched_job);
-	if (!test_bit(0, &job->ended)) {
+	reset = !test_bit(0, &job->ended);
+	if (reset)
 		rdev->hw->engine_reset(rdev, engine->chiplet->index, engine->kind);
+	cookie = dma_fence_begin_signalling();
+	if (reset) {
 		rbln_engine_clear_active(engine, job);
 		if (rbln_job_claim_end(job)) {
 			atomic_inc(&engine->resets);
+			job->timed_out = true;	/* its end work reports it */
 			rbln_job_end(job, -ETIMEDOUT);
-			/* After the signal: the event allocates (fence-signalling rules). */
-			rbln_engine_timeout_event(job);
 		}
 	}
 	rbln_sched_restore_parents(&engine->sched);
 	rbln_sched_start(&engine->sched);
+	dma_fence_end_signalling(cookie);
 	return RBLN_SCHED_STAT_RESET;
 }
 
-static void rbln_sched_free_job(struct drm_sched_job *sched_job)
+/* free_job's work, in the module's queue (see rbln_sched_free_job). */
+static void rbln_sched_free_job_work(struct work_struct *work)
 {
-	struct rbln_job *job = to_rbln_job(sched_job);
+	struct rbln_job *job = container_of(work, struct rbln_job, free_work);
+	struct drm_sched_job *sched_job = &job->base;
 
 	/*
 	 * Killed before it ran: its entity was destroyed with the job still
@@ -203,7 +223,19 @@ static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 	drm_sched_job_cleanup(sched_job);
 	atomic_dec(&job->engine->unfreed);
 	wake_up_all(&job->engine->chiplet->rdev->sched_idle);
-	rbln_job_put_async(job);
+	rbln_job_put(job);
+}
+
+/*
+ * The scheduler calls this from its own work, which removal waits for, but a
+ * killed entity's jobs come from system_wq (an irq_work on 6.1), which module
+ * unload cannot wait for.  So everything is done in the module's queue,
+ * which unload drains (rbln_jobs_fini), and nothing here runs after handing
+ * it over.
+ */
+static void rbln_sched_free_job(struct drm_sched_job *sched_job)
+{
+	rbln_jobs_queue_work(&to_rbln_job(sched_job)->free_work);
 }
 
 static const struct drm_sched_backend_ops rbln_sched_ops = {
@@ -221,6 +253,7 @@ void rbln_sched_push(struct rbln_job *job)
 	WRITE_ONCE(engine->sched.timeout, rbln_sched_timeout());
 	atomic_inc(&engine->queued);
 	atomic_inc(&engine->unfreed);
+	INIT_WORK(&job->free_work, rbln_sched_free_job_work);
 	kref_get(&job->ref);			/* the scheduler's, put by free_job */
 	drm_sched_entity_push_job(&job->base);
 }

@@ -6,7 +6,9 @@
 #include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/list.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <drm/rbln_drm.h>
 
@@ -18,6 +20,16 @@ struct rbln_sku;
 
 struct rbln_sim_device;
 
+/*
+ * A job's bytes (RBLN_SIM_JOB_MAX_BYTES at most: about 20 ms at the memcpy
+ * speed of a VM without KVM, and well inside the timeout on a host so loaded
+ * that 64 MiB took over a second) are copied RBLN_SIM_CHUNK at a time, a
+ * reset checked for between chunks: a chunk takes a few milliseconds, far
+ * inside RBLN_HW_RESET_MAX_MS.
+ */
+#define RBLN_SIM_JOB_MAX_BYTES	SZ_16M
+#define RBLN_SIM_CHUNK		SZ_1M
+
 /* One simulated engine: it runs the job it was given in a work item of its own. */
 struct rbln_sim_engine {
 	struct rbln_sim_device *sdev;
@@ -25,6 +37,7 @@ struct rbln_sim_engine {
 	struct rbln_hw_job *job;	/* pushed, not reported yet */
 	bool hung;			/* fault injection: holds its job */
 	struct work_struct work;
+	wait_queue_head_t reset_wait;	/* a slowed chunk wakes early on a reset */
 };
 
 struct rbln_sim_device {
@@ -37,6 +50,7 @@ struct rbln_sim_device {
 	struct rbln_sim_engine engines[RBLN_MAX_CHIPLETS][DRM_RBLN_ENGINE_COUNT];
 	/* Fault injection (rbln_sim_debugfs.c). */
 	atomic_t fail_next_jobs;	/* the next N jobs fail with -EIO */
+	u32 slow_us;			/* each chunk takes this much longer */
 	bool chiplet_down[RBLN_MAX_CHIPLETS];
 };
 
@@ -65,6 +79,12 @@ void rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job);
 int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job);
 void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
 void rbln_sim_device_reset(struct rbln_device *rdev);
+/*
+ * Copies @size bytes a chunk at a time for @job on engine @e; false if a
+ * reset took the job back meanwhile.  @e NULL: a copy that nothing stops.
+ */
+bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
+		   const void *src, u64 size);
 
 /* rbln_sim_mem.c: device memory is host memory. */
 void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size);

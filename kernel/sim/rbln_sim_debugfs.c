@@ -8,12 +8,20 @@
  *                    than job_timeout_ms is cancelled and the engine reset
  *   chiplet_down     "CHIPLET [0|1]": the chiplet goes offline (1) or back (0)
  *   memory_error     "CHIPLET": an uncorrectable memory error: status FAULT
+ *   copy_bench       N: the kernel copies N bytes as an engine would, outside
+ *                    the job path (make bench's baseline)
+ *   slow_us          N: every MiB an engine copies takes N microseconds longer
+ *                    (0, the default: full speed); slowed engines run no job
+ *                    inside SUBMIT
  * ENGINE is a name from chipletN/engines or its number in enum drm_rbln_engine.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <drm/drm_print.h>
 
 #include "../rbln_device.h"
@@ -138,6 +146,83 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
 	return len;
 }
 
+/*
+ * copy_bench: each write of N copies N bytes (up to the job limit) between two
+ * buffers of this open file, as an engine copies a job's bytes: make bench's
+ * baseline for what the job path adds.
+ */
+struct rbln_copy_bench {
+	struct mutex lock;		/* the buffers */
+	void *src, *dst;
+	u64 size;
+};
+
+static int rbln_copy_bench_open(struct inode *inode, struct file *f)
+{
+	struct rbln_copy_bench *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+
+	if (!b)
+		return -ENOMEM;
+	mutex_init(&b->lock);
+	f->private_data = b;
+	return 0;
+}
+
+static void rbln_copy_bench_free(struct rbln_copy_bench *b)
+{
+	vfree(b->src);
+	vfree(b->dst);
+	b->src = b->dst = NULL;
+	b->size = 0;
+}
+
+static ssize_t rbln_copy_bench_write(struct file *f, const char __user *ubuf, size_t len,
+				     loff_t *pos)
+{
+	struct rbln_copy_bench *b = f->private_data;
+	char buf[32];
+	u64 n;
+	int ret;
+
+	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (kstrtou64(buf, 0, &n) || !n || n > RBLN_SIM_JOB_MAX_BYTES)
+		return -EINVAL;
+	mutex_lock(&b->lock);
+	if (n > b->size) {
+		rbln_copy_bench_free(b);
+		b->src = __vmalloc(n, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+		b->dst = __vmalloc(n, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+		if (b->src && b->dst)
+			b->size = n;
+		else
+			rbln_copy_bench_free(b);
+	}
+	ret = b->size ? 0 : -ENOMEM;
+	if (!ret)
+		rbln_sim_copy(NULL, NULL, b->dst, b->src, n);
+	mutex_unlock(&b->lock);
+	return ret ?: len;
+}
+
+static int rbln_copy_bench_release(struct inode *inode, struct file *f)
+{
+	struct rbln_copy_bench *b = f->private_data;
+
+	rbln_copy_bench_free(b);
+	mutex_destroy(&b->lock);
+	kfree(b);
+	return 0;
+}
+
+static const struct file_operations rbln_copy_bench_fops = {
+	.owner = THIS_MODULE,
+	.open = rbln_copy_bench_open,
+	.write = rbln_copy_bench_write,
+	.release = rbln_copy_bench_release,
+};
+
 #define RBLN_DEBUGFS_WO(_name)						\
 static const struct file_operations rbln_##_name##_fops = {		\
 	.owner = THIS_MODULE,						\
@@ -157,7 +242,9 @@ void rbln_sim_debugfs_init(struct rbln_sim_device *sdev)
 	if (!dir)
 		return;
 	debugfs_create_atomic_t("fail_next_jobs", 0600, dir, &sdev->fail_next_jobs);
+	debugfs_create_u32("slow_us", 0600, dir, &sdev->slow_us);
 	debugfs_create_file("hang", 0200, dir, rdev, &rbln_hang_fops);
 	debugfs_create_file("chiplet_down", 0200, dir, rdev, &rbln_chiplet_down_fops);
 	debugfs_create_file("memory_error", 0200, dir, rdev, &rbln_memory_error_fops);
+	debugfs_create_file("copy_bench", 0200, dir, NULL, &rbln_copy_bench_fops);
 }

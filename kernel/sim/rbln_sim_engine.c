@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Simulated engines.  Pushing a job queues the engine's work item, which
- * copies the bytes with the CPU and "raises the interrupt": it calls the
- * core's completion hook.  A hung engine holds its job until it is reset or
- * un-hung.  A small job for an idle engine may run at once (engine_run_now),
+ * copies the bytes with the CPU, a chunk at a time, and "raises the
+ * interrupt": it calls the core's completion hook.  A hung engine holds its
+ * job until it is reset or un-hung.  A small job for an idle engine may run at once (engine_run_now),
  * the direct path that keeps a 4 KiB copy as cheap as a few system calls.
  */
+#include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 
@@ -24,8 +25,50 @@ static struct rbln_sim_engine *rbln_sim_engine_of(struct rbln_device *rdev, u32 
 	return &rbln_sim_of(rdev)->engines[chiplet][kind];
 }
 
-/* The device memory of the simulator is host memory: the engine copies with the CPU. */
-static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_hw_job *job)
+/*
+ * Whether the engine still runs @job: a pushed job is taken back by a reset
+ * (@e->job no longer @job); a direct one (@e NULL) runs to its end.
+ */
+static bool rbln_sim_still_running(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
+{
+	return !e || READ_ONCE(e->job) == job;
+}
+
+/* One chunk's fault-injected delay (slow_us), cut short by a reset. */
+static void rbln_sim_slow_chunk(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
+{
+	u32 us = READ_ONCE(e->sdev->slow_us);
+
+	if (us)
+		wait_event_timeout(e->reset_wait, !rbln_sim_still_running(e, job),
+				   usecs_to_jiffies(us));
+}
+
+bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
+		   const void *src, u64 size)
+{
+	u64 done, n;
+
+	for (done = 0; done < size; done += n) {
+		if (e) {
+			rbln_sim_slow_chunk(e, job);
+			cond_resched();
+		}
+		if (!rbln_sim_still_running(e, job))
+			return false;
+		n = min_t(u64, size - done, RBLN_SIM_CHUNK);
+		memcpy(dst + done, src + done, n);
+	}
+	return true;
+}
+
+/*
+ * The device memory of the simulator is host memory: the engine copies with
+ * the CPU, a chunk at a time, and stops between chunks once reset (the
+ * contract of engine_reset, rbln_hw.h).  @e is NULL on the direct path.
+ */
+static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
+			    struct rbln_hw_job *job)
 {
 	u32 i;
 
@@ -40,8 +83,9 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_hw_job *jo
 		/* The core placed both before handing the job over. */
 		if (WARN_ON_ONCE(!READ_ONCE(src->vaddr) || !READ_ONCE(dst->vaddr)))
 			return -ENODEV;
-		memcpy(dst->vaddr + c->dst_offset, src->vaddr + c->src_offset, c->size);
-		cond_resched();
+		if (!rbln_sim_copy(e, job, dst->vaddr + c->dst_offset, src->vaddr + c->src_offset,
+				   c->size))
+			return -ECANCELED;	/* nobody hears it: the job was taken back */
 	}
 	return 0;
 }
@@ -58,7 +102,7 @@ static void rbln_sim_engine_work(struct work_struct *work)
 	spin_unlock(&e->lock);
 	if (!job)
 		return;
-	status = rbln_sim_execute(e->sdev, job);
+	status = rbln_sim_execute(e->sdev, e, job);
 	spin_lock(&e->lock);
 	report = e->job == job;		/* not taken back by a reset meanwhile */
 	if (report)
@@ -84,10 +128,11 @@ int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
 	struct rbln_sim_engine *e = rbln_sim_engine_of(rdev, job->chiplet, job->engine);
 	bool busy;
 
+	/* A slowed engine does not run in SUBMIT, which must end in bounded time. */
 	spin_lock(&e->lock);
-	busy = e->hung || e->job;
+	busy = e->hung || e->job || READ_ONCE(e->sdev->slow_us);
 	spin_unlock(&e->lock);
-	return busy ? -EAGAIN : rbln_sim_execute(e->sdev, job);
+	return busy ? -EAGAIN : rbln_sim_execute(e->sdev, NULL, job);
 }
 
 void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind)
@@ -98,7 +143,8 @@ void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_
 	e->job = NULL;
 	e->hung = false;
 	spin_unlock(&e->lock);
-	/* A copy in progress finishes before the core frees its buffers. */
+	wake_up_all(&e->reset_wait);
+	/* The chunk in progress ends before the core frees the buffers. */
 	cancel_work_sync(&e->work);
 }
 
@@ -152,6 +198,7 @@ void rbln_sim_engines_init(struct rbln_sim_device *sdev)
 			e->sdev = sdev;
 			spin_lock_init(&e->lock);
 			INIT_WORK(&e->work, rbln_sim_engine_work);
+			init_waitqueue_head(&e->reset_wait);
 		}
 }
 

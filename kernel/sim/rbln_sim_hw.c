@@ -36,6 +36,7 @@ void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info 
 	strscpy(info->firmware_version, RBLN_SIM_FIRMWARE_VERSION,
 		sizeof(info->firmware_version));
 	info->capabilities = DRM_RBLN_CAP_SIMULATED;
+	info->job_max_bytes = RBLN_SIM_JOB_MAX_BYTES;
 }
 
 static void rbln_sim_read_sensors(struct rbln_device *rdev, struct rbln_sensors *s)

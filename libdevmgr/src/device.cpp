@@ -39,6 +39,19 @@ bool DeviceState::reports_end() const
 	return uapi_version >= 11;
 }
 
+uint64_t DeviceState::job_max_bytes() const
+{
+	if (uint64_t known = job_max_bytes_.load(std::memory_order_relaxed))
+		return known;
+	drm_rbln_get_param p{};
+	p.param = DRM_RBLN_PARAM_JOB_MAX_BYTES;
+	uint64_t limit = UINT64_MAX;
+	if (uapi_version >= 13 && !ioctl(DRM_IOCTL_RBLN_GET_PARAM, &p) && p.value)
+		limit = p.value;
+	job_max_bytes_.store(limit, std::memory_order_relaxed);
+	return limit;
+}
+
 int DeviceState::ioctl(unsigned long request, void *arg) const
 {
 	int ret;

@@ -2,6 +2,8 @@
 // errors become rbln::Error.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +34,11 @@ struct DeviceState {
 	bool has_syncobjs() const;
 	// SUBMIT's REPORT_END (interface 11).
 	bool reports_end() const;
+	// The most bytes one job may copy (interface 13; no limit before), asked once.
+	uint64_t job_max_bytes() const;
+
+private:
+	mutable std::atomic<uint64_t> job_max_bytes_{0};	// 0: not asked yet
 };
 
 [[noreturn]] void fail(int err, const std::string &message);

@@ -2,6 +2,7 @@
 // sync_file, and explaining their failures.
 #include <algorithm>
 #include <cerrno>
+#include <exception>
 
 #include "job_state.h"
 #include "rbln_drm.h"
@@ -36,12 +37,13 @@ static std::string job_failure(int status)
 				  job.waits_for_jobs ? " (here, or in a job it waited for)" : ""));
 }
 
-bool Job::wait_for(std::chrono::nanoseconds timeout) const
+// One job's own wait (not its parts'): false on timeout; throws its failure.
+static bool wait_single(detail::JobState &job, uint64_t seqno, Engine engine, uint32_t chiplet,
+			std::chrono::nanoseconds timeout)
 {
-	detail::JobState &job = *state_;
 	if (job.ended) {
 		if (job.ended_status && !job.failure_reported.exchange(true))
-			fail_job(job, engine_, chiplet_, job.ended_status);
+			fail_job(job, engine, chiplet, job.ended_status);
 		return true;
 	}
 	if (job.syncobj) {
@@ -49,24 +51,50 @@ bool Job::wait_for(std::chrono::nanoseconds timeout) const
 		if (err == ETIME)
 			return false;
 		if (err)
-			fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno_,
+			fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno,
 					      detail::errno_text(err)));
 		// It has ended: WAIT only fetches its status (a syncobj carries none),
 		// and returns once its buffers were let go.
 		timeout = std::chrono::nanoseconds(0);
 	}
 	drm_rbln_wait args{};
-	args.seqno = seqno_;
+	args.seqno = seqno;
 	args.timeout_ns = std::max<int64_t>(0, timeout.count());
 	int err = job.dev->ioctl(DRM_IOCTL_RBLN_WAIT, &args);
 	if (err == ETIME)
 		return false;
 	if (err)
-		fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno_,
+		fail(err, fmt::format("{}: cannot wait for job {}: {}", job.dev->name(), seqno,
 				      detail::errno_text(err)));
 	if (args.status)
-		fail_job(job, engine_, chiplet_, args.status);
+		fail_job(job, engine, chiplet, args.status);
 	return true;
+}
+
+bool Job::wait_for(std::chrono::nanoseconds timeout) const
+{
+	if (state_->parts.empty())
+		return wait_single(*state_, seqno_, engine_, chiplet_, timeout);
+	// A transfer split into jobs: each waited for within the one timeout (a
+	// failed part fails the later ones, whose failure is not told again), the
+	// first failure thrown.
+	const auto start = std::chrono::steady_clock::now();
+	std::exception_ptr failure;
+	auto ended = [&](const Job &j) {
+		auto left = std::max(timeout - (std::chrono::steady_clock::now() - start),
+				     std::chrono::steady_clock::duration::zero());
+		try {
+			return wait_single(*j.state_, j.seqno_, j.engine_, j.chiplet_, left);
+		} catch (const Error &) {
+			if (!failure)
+				failure = std::current_exception();
+			return true;
+		}
+	};
+	bool all = std::all_of(state_->parts.begin(), state_->parts.end(), ended) && ended(*this);
+	if (failure)
+		std::rethrow_exception(failure);
+	return all;
 }
 
 void Job::wait(std::chrono::nanoseconds timeout) const

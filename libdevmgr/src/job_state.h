@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "device_state.h"
 
@@ -18,6 +19,9 @@ struct JobState {
 	bool ended = false;		// ended inside SUBMIT (REPORT_END): nothing left to ask
 	int ended_status = 0;		// then its result: 0 or a negative errno
 	std::atomic<bool> failure_reported{false};	// a wait threw ended_status: once
+	// The jobs before this one of a transfer split at the driver's job limit
+	// (Device::submit); waiting for it waits for them and reports their failure.
+	std::vector<Job> parts;
 
 	JobState() = default;
 	JobState(const JobState &) = delete;

@@ -1,4 +1,5 @@
 // Submitting jobs: copies, the jobs they wait for, and what a refusal means.
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <span>
@@ -182,11 +183,13 @@ public:
 				      submit_hint(err, *dev_, engine_)));
 	}
 
-	// The job SUBMIT took, as @done reports it.  Allocates nothing.
-	Job job(const drm_rbln_submit &done) noexcept
+	// The job SUBMIT took, as @done reports it, after the @parts of its
+	// transfer (see JobState::parts).  Allocates nothing.
+	Job job(const drm_rbln_submit &done, std::vector<Job> parts = {}) noexcept
 	{
 		const detail::DeviceState &state = **state_;
 		job_->dev = *state_;
+		job_->parts = std::move(parts);
 		job_->seqno = done.seqno;
 		job_->syncobj = out_ ? out_->release() : 0;
 		job_->waits_for_jobs = !in_.syncs().empty();
@@ -209,14 +212,74 @@ private:
 
 } // namespace detail
 
+// Whether @copies, @limit bytes at most in all, may go as one job.
+static bool fits_one_job(std::span<const Copy> copies, uint64_t limit)
+{
+	uint64_t total = 0;
+	for (const Copy &c : copies) {
+		if (c.size > limit - total)
+			return false;
+		total += c.size;
+	}
+	return true;
+}
+
+// @copies as pieces of at most @limit bytes each, a copy cut where a piece
+// fills up (a copy of size 0 goes as it is, for SUBMIT to refuse).
+static std::vector<std::vector<Copy>> split_copies(std::span<const Copy> copies, uint64_t limit)
+{
+	std::vector<std::vector<Copy>> pieces(1);
+	uint64_t room = limit;
+	for (const Copy &c : copies) {
+		if (!c.size)
+			pieces.back().push_back(c);
+		for (uint64_t done = 0, n; done < c.size; done += n, room -= n) {
+			if (!room) {
+				pieces.emplace_back();
+				room = limit;
+			}
+			n = std::min(c.size - done, room);
+			pieces.back().push_back({c.src, c.dst, c.src_offset + done, c.dst_offset + done, n});
+		}
+	}
+	return pieces;
+}
+
+static Job submit_one(const Device &dev, const std::shared_ptr<detail::DeviceState> &state,
+		      Engine engine, uint32_t chiplet, std::span<const Copy> copies,
+		      std::string_view label, std::span<const Job> after,
+		      std::vector<Job> parts = {}, std::string_view which = {})
+{
+	detail::Submission one(dev, state, engine, chiplet, copies, label, after);
+	drm_rbln_submit args = one.args();
+	if (int err = state->ioctl(DRM_IOCTL_RBLN_SUBMIT, &args))
+		one.refused(err, which);
+	return one.job(args, std::move(parts));
+}
+
+// A transfer over the driver's job limit goes as several jobs on the engine,
+// each after the one before (so that a failure carries on to the last, which
+// other jobs may wait for), and the Job returned waits for them all.
 Job Device::submit(Engine engine, uint32_t chiplet, std::span<const Copy> copies,
 		   std::string_view label, std::span<const Job> after)
 {
-	detail::Submission one(*this, state_, engine, chiplet, copies, label, after);
-	drm_rbln_submit args = one.args();
-	if (int err = state_->ioctl(DRM_IOCTL_RBLN_SUBMIT, &args))
-		one.refused(err);
-	return one.job(args);
+	const uint64_t limit = state_->job_max_bytes();
+	if (fits_one_job(copies, limit))
+		return submit_one(*this, state_, engine, chiplet, copies, label, after);
+	const std::vector<std::vector<Copy>> pieces = split_copies(copies, limit);
+	auto which = [&](size_t k) {
+		return fmt::format(" (part {} of {} of a transfer split at the driver's job limit of {})",
+				   k + 1, pieces.size(), detail::bytes_text(limit));
+	};
+	std::vector<Job> parts;
+	parts.reserve(pieces.size() - 1);	// no reallocation: the spans below stay valid
+	for (size_t k = 0; k + 1 < pieces.size(); k++)
+		parts.push_back(submit_one(*this, state_, engine, chiplet, pieces[k], label,
+					   k ? std::span(&parts[k - 1], 1) : after, {}, which(k)));
+	const size_t last = pieces.size() - 1;
+	const Job prev = parts.back();		// parts moves into the last job
+	return submit_one(*this, state_, engine, chiplet, pieces[last], label, std::span(&prev, 1),
+			  std::move(parts), which(last));
 }
 
 void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs)
@@ -231,8 +294,13 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 					 "in another", dev.name(), RBLN_SUBMIT_MAX_BATCH, specs.size()));
 	std::vector<detail::Submission> subs;
 	subs.reserve(specs.size());
+	const uint64_t limit = state->job_max_bytes();
 	for (size_t i = 0; i < specs.size(); i++) {
 		const JobSpec &s = specs[i];
+		if (!fits_one_job(s.copies, limit))
+			fail(EINVAL, fmt::format("{}: job {} of the batch copies more than the {} one job "
+						 "may here; submit() splits a transfer that large into "
+						 "several jobs", dev.name(), i, detail::bytes_text(limit)));
 		auto &sub = subs.emplace_back(dev, state, s.engine, s.chiplet, s.copies, s.label, s.after);
 		for (uint32_t j : s.after_batch) {
 			if (j >= i)

@@ -326,16 +326,23 @@ pid_t make_stale_client(unsigned npu, uint64_t bytes)
 	return keeper;
 }
 
-int run_as_nobody(bool rbln_group, const std::function<int()> &body)
+bool become_nobody(bool rbln_group)
 {
 	struct group *grp = rbln_group ? ::getgrnam("rbln") : nullptr;
 	if (rbln_group && !grp)
+		return false;
+	gid_t g = grp ? grp->gr_gid : 0;
+	return !::setgroups(grp ? 1 : 0, &g) && !::setresgid(65534, 65534, 65534) &&
+	       !::setresuid(65534, 65534, 65534);
+}
+
+int run_as_nobody(bool rbln_group, const std::function<int()> &body)
+{
+	if (rbln_group && !::getgrnam("rbln"))
 		return -1;
 	pid_t pid = ::fork();
 	if (pid == 0) {
-		gid_t g = grp ? grp->gr_gid : 0;
-		if (::setgroups(grp ? 1 : 0, &g) || ::setresgid(65534, 65534, 65534) ||
-		    ::setresuid(65534, 65534, 65534))
+		if (!become_nobody(rbln_group))
 			_exit(2);
 		try {
 			_exit(body());

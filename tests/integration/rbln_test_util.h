@@ -112,6 +112,8 @@ private:
 	pid_t pid_;
 };
 
+// Takes uid/gid 65534 (in group rbln when @rbln_group) for good; false if it could not.
+bool become_nobody(bool rbln_group);
 // Runs @body in a child as uid/gid 65534 (in group rbln when @rbln_group) and
 // returns its exit status: @body's result, 2 if the identity could not be
 // taken, 3 if it threw.  The child never returns into the test runner.

@@ -434,6 +434,46 @@ TEST(DevmgrJobs, FailureReportedBySubmitIsThrownOnce)
 	dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, k4K}}, {}, {ok, ok}).wait(10s);
 }
 
+// A transfer over the driver's job limit (16 MiB on the simulator) goes in
+// as several jobs, a copy cut where a job fills up: the bytes of the cut copy
+// arrive, and an earlier part's failure is what waiting for the transfer
+// throws, once.
+TEST(DevmgrJobs, TransferOverTheJobLimitGoesAsSeveralJobs)
+{
+	constexpr uint64_t kMiB = 1 << 20, kPiece = 4 * kMiB;
+	auto dev = rbln::Device::open(1);
+	const uint64_t limit = dev.param(DRM_RBLN_PARAM_JOB_MAX_BYTES);
+	ASSERT_EQ(limit % kPiece, 0u) << limit;
+	auto src = dev.allocate_host(2 * kPiece), out = dev.allocate_host(kPiece);
+	auto scratch = dev.allocate(kPiece), dst = dev.allocate(kPiece);
+	std::mt19937 rng(25);
+	std::ranges::generate(src.map(), [&] { return std::byte(rng()); });
+	// 1 MiB, then copies up to the limit, then the second half of src into
+	// dst: the limit falls 3 MiB into that last copy.
+	std::vector<rbln::Copy> copies{{src, scratch, 0, 0, kMiB}};
+	for (uint64_t n = kMiB; n + kPiece <= limit; n += kPiece)
+		copies.push_back({src, scratch, 0, 0, kPiece});
+	copies.push_back({src, dst, kPiece, 0, kPiece});
+	auto before = dev.submit(Engine::external_hdma, 0, {{src, scratch, 0, 0, k4K}});
+	auto job = dev.submit(Engine::external_hdma, 0, copies, "split");
+	EXPECT_EQ(job.seqno(), before.seqno() + 2) << "two jobs";
+	job.wait(30s);
+	dev.submit(Engine::external_hdma, 0, {{dst, out, 0, 0, kPiece}}).wait(10s);
+	EXPECT_EQ(std::memcmp(out.map().data(), src.map().data() + kPiece, kPiece), 0)
+		<< "both parts of the cut copy arrived where they belong";
+
+	ASSERT_EQ(debugfs_write(1, "fail_next_jobs", "1"), 0);
+	job = dev.submit(Engine::external_hdma, 0, copies, "split, first part fails");
+	auto msg = error_of([&] { job.wait(30s); }, Errc::job_failed);
+	EXPECT_TRUE(contains(msg, "the job failed on the device")) << msg;
+	EXPECT_NO_THROW(job.wait(10s)) << "reported once";
+
+	// A batch does not split: its jobs are named by their place.
+	rbln::JobSpec spec{Engine::external_hdma, 0, copies};
+	msg = error_of([&] { dev.submit_batch(std::span(&spec, 1)); }, Errc::invalid_argument);
+	EXPECT_TRUE(contains(msg, "job 0 of the batch copies more than the 16 MiB")) << msg;
+}
+
 // One Device from several threads: jobs, their dependencies and the syncobj
 // pool they share.
 TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)

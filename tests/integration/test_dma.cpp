@@ -6,8 +6,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <pthread.h>
@@ -386,6 +388,58 @@ TEST_F(Dma, SignalsDoNotStretchAWait)
 	free_buffer(fd, b);
 }
 
+// [start, end) of rbln's code and data (/proc/modules), or {0, 0}.
+static std::pair<uint64_t, uint64_t> module_range()
+{
+	std::istringstream modules(read_file("/proc/modules").value_or(""));
+	std::string name, refs, deps, state, addr;
+	uint64_t size = 0;
+	while (modules >> name >> size >> refs >> deps >> state >> addr) {
+		if (name == "rbln")
+			return {std::stoull(addr, nullptr, 16), std::stoull(addr, nullptr, 16) + size};
+		modules.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+	}
+	return {0, 0};
+}
+
+// On the sanitizer kernel (failslab): a timeout while every slab allocation
+// with rbln's code on the stack fails, from any task.  The handler allocates
+// nothing (its event goes from the job's end work, which then drops it), and
+// its signalling section is lockdep's to check: run-vm.sh fails the run on a
+// lockdep, KASAN or WARN report in the kernel log.
+TEST_F(Dma, TimeoutUnderAllocationFailuresReportsNothing)
+{
+	const std::string slab = "/sys/kernel/debug/failslab";
+	if (access(slab.c_str(), F_OK))
+		GTEST_SKIP() << "no failslab: not the sanitizer kernel";
+	auto [start, end] = module_range();
+	ASSERT_NE(start, 0u) << "rbln is not in /proc/modules";
+	int fd = fd_.get();
+	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
+	JobTimeout timeout("500");
+	ASSERT_EQ(debugfs_write(1, "hang", "0 neural_dma"), 0);
+	uint64_t hung = 0;
+	ASSERT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{a.handle, b.handle, 0, 0, 4096}}, &hung), 0);
+	constexpr unsigned kBudget = 1000;
+	const std::pair<const char *, std::string> on[] = {
+		{"task-filter", "N"}, {"ignore-gfp-wait", "N"}, {"require-start", std::to_string(start)},
+		{"require-end", std::to_string(end)}, {"stacktrace-depth", "32"}, {"verbose", "0"},
+		{"interval", "1"}, {"space", "0"}, {"times", std::to_string(kBudget)},
+		{"probability", "100"},
+	};
+	for (const auto &[name, value] : on)
+		ASSERT_EQ(write_file(slab + "/" + name, value), 0) << name;
+	const int status = wait_job(fd, hung);
+	ASSERT_EQ(write_file(slab + "/probability", "0"), 0);
+	EXPECT_EQ(status, -ETIMEDOUT);
+	EXPECT_LT(std::stoul(read_file(slab + "/times").value_or("0")), kBudget)
+		<< "no allocation failed: the timeout's path was not under injection";
+	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
+	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0);
+	free_buffer(fd, a);
+	free_buffer(fd, b);
+}
+
 TEST_F(Dma, InjectedFailuresAndChipletDown)
 {
 	int fd = fd_.get();
@@ -494,6 +548,132 @@ TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 		kill_and_reap(pid);
 		EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), used_) << "round " << round;
 	}
+}
+
+// The simulator's engines of NPU @npu slowed (debugfs slow_us) for one test.
+class SlowEngines {
+public:
+	SlowEngines(unsigned npu, const std::string &us_per_mib) : npu_(npu)
+	{
+		EXPECT_EQ(debugfs_write(npu_, "slow_us", us_per_mib), 0);
+	}
+	~SlowEngines() { EXPECT_EQ(debugfs_write(npu_, "slow_us", "0"), 0); }
+
+private:
+	unsigned npu_;
+};
+
+// What the UAPI promises a job still running at the timeout (SUBMIT, interface
+// 13): it ends within job_timeout_ms plus 50 ms; a loaded guest without KVM
+// may take kScheduling more to run the timer and the waiter.
+constexpr auto kTimeout = std::chrono::milliseconds(1000);
+constexpr auto kResetBound = std::chrono::milliseconds(50);
+constexpr auto kScheduling = std::chrono::milliseconds(450);
+// At 200 ms more per MiB the biggest job (16 MiB on the simulator) takes 3.2 s.
+constexpr const char *kSlowUsPerMiB = "200000";
+
+// The biggest job the driver's limit allows, as copies of 4 MiB between two
+// buffers of the Rebel100's chiplet 0 (8 MiB of the 16 it has here).
+struct BiggestJob {
+	static constexpr uint64_t kPiece = 4 * kMiB;
+	int fd;
+	uint64_t limit = 0;
+	Buffer a, b;
+	std::vector<drm_rbln_copy> copies;
+
+	explicit BiggestJob(int fd_) : fd(fd_)
+	{
+		if (get_param(fd, DRM_RBLN_PARAM_JOB_MAX_BYTES, &limit) || !limit || limit % kPiece)
+			return;
+		a = make_buffer(fd, kPiece, 0, 0);
+		b = make_buffer(fd, kPiece, 0, 0);
+		copies.assign(limit / kPiece, drm_rbln_copy{a.handle, b.handle, 0, 0, kPiece});
+	}
+	~BiggestJob()
+	{
+		if (!copies.empty()) {
+			free_buffer(fd, a);
+			free_buffer(fd, b);
+		}
+	}
+	int submit(uint64_t *seqno, const std::vector<drm_rbln_copy> &c) const
+	{
+		return rbln::test::submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 0, c, seqno, "biggest job");
+	}
+};
+
+// As a member of group rbln: the biggest job the limit allows, on an engine
+// too slow to finish it in time, ends with -ETIMEDOUT at the timeout (the
+// reset stops it between chunks instead of waiting for the rest: this took
+// the 3.2 s of the whole copy before); one byte more is refused; the engine
+// then runs a small job.
+TEST_F(Dma, BiggestJobTimesOutWithinTheBoundAndTheEngineGoesOn)
+{
+	JobTimeout timeout(std::to_string(kTimeout.count()));
+	SlowEngines slow(1, kSlowUsPerMiB);
+	int status = run_as_nobody(true, [] {
+		Fd fd = open_node(sim_device(1)->node);
+		BiggestJob job(fd.get());
+		if (job.copies.empty())
+			return 10;
+		std::vector<drm_rbln_copy> over = job.copies;
+		over.push_back({job.a.handle, job.b.handle, 0, 0, 1});
+		uint64_t seqno = 0;
+		if (job.submit(&seqno, over) != EINVAL)
+			return 11;
+		auto start = std::chrono::steady_clock::now();
+		if (job.submit(&seqno, job.copies))
+			return 12;
+		int st = wait_job(fd.get(), seqno);
+		auto took = std::chrono::steady_clock::now() - start;
+		fprintf(stderr, "biggest job (%llu bytes): status %d after %lld ms\n",
+			(unsigned long long)job.limit, st,
+			(long long)std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+		if (st != -ETIMEDOUT)
+			return 13;
+		if (took > kTimeout + kResetBound + kScheduling)
+			return 14;
+		return copy(fd.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0,
+			    {job.a.handle, job.b.handle, 0, 0, 4096}) ? 15 : 0;
+	});
+	EXPECT_EQ(status, 0) << "10: no job limit reported; 11: a job over it was not refused "
+				"with EINVAL; 12: the biggest job was refused; 13: it did not time "
+				"out; 14: its timeout came late; 15: the engine failed a small job after";
+}
+
+// A member of group rbln killed with the biggest jobs queued on a slowed
+// engine is reaped within about a second: the running one ends at its
+// timeout, the queued ones do not run.
+TEST_F(Dma, KilledSubmitterOfBiggestJobsIsReapedWithinASecond)
+{
+	JobTimeout timeout(std::to_string(kTimeout.count()));
+	SlowEngines slow(1, kSlowUsPerMiB);
+	pid_t pid = fork_until_ready([](const std::function<void()> &ready) {
+		if (!become_nobody(true))
+			_exit(2);
+		Fd fd = open_node(sim_device(1)->node);
+		BiggestJob job(fd.get());
+		for (int i = 0; i < 8; i++) {
+			uint64_t seqno = 0;
+			if (job.copies.empty() || job.submit(&seqno, job.copies))
+				_exit(1);
+		}
+		ready();
+		for (;;)
+			pause();	// the file stays open until the kill
+	});
+	ASSERT_GT(pid, 0) << "the child could not submit its jobs";
+	usleep(200'000);	// the first job is copying
+	auto start = std::chrono::steady_clock::now();
+	kill_and_reap(pid);
+	auto took = std::chrono::steady_clock::now() - start;
+	EXPECT_LT(took, kTimeout + kResetBound + kScheduling)
+		<< std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+	Buffer a = make_buffer(fd_.get(), 8192, 0, 0), b = make_buffer(fd_.get(), 8192, 0, 0);
+	EXPECT_EQ(copy(fd_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
+		<< "the engine runs a job after the reset";
+	free_buffer(fd_.get(), a);
+	free_buffer(fd_.get(), b);
 }
 
 TEST_F(Dma, InheritedFileKeepsWorkingInTheChild)

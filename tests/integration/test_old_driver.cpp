@@ -81,6 +81,20 @@ TEST(OldDriver, JobsRunAndAreWaitedFor)
 	}
 }
 
+// Before interface 13 there is no job limit: a transfer goes as one job,
+// however large (libdevmgr splits only what the driver says it must).
+TEST(OldDriver, LargeTransferGoesAsOneJob)
+{
+	constexpr uint64_t kPiece = 4 << 20;
+	auto dev = rbln::Device::open(1);
+	auto a = dev.allocate(kPiece), b = dev.allocate(kPiece);
+	const std::vector<rbln::Copy> copies(17, rbln::Copy{a, b, 0, 0, kPiece});	// 68 MiB
+	auto before = dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, k4K}});
+	auto job = dev.submit(Engine::neural_dma, 0, copies);
+	EXPECT_EQ(job.seqno(), before.seqno() + 1) << "one job";
+	job.wait(60s);
+}
+
 // Before interface 12 a batch is one SUBMIT per job, in order; the jobs it
 // joins wait for each other through syncobjs (interface 10 and later).
 TEST(OldDriver, BatchGoesInAsOneSubmitEach)

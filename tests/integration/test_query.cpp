@@ -155,7 +155,7 @@ TEST_F(Query, DeviceInfoMatchesSysfs)
 
 // One row per field and rule.
 // The newest param of this header; one past it must be unknown to the driver.
-constexpr uint32_t kLastParam = DRM_RBLN_PARAM_MEMORY_PLACED;	// GET_PARAM's last
+constexpr uint32_t kLastParam = DRM_RBLN_PARAM_JOB_MAX_BYTES;	// GET_PARAM's last
 
 struct BadGetParam {
 	const char *why;

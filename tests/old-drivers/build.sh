@@ -2,7 +2,7 @@
 # Builds rbln.ko as it was at the last commit of each older interface, from
 # this repository's history, for kernel VER: what libdevmgr of this tree must
 # still work with (tests/old-drivers/suite.sh runs it against them).
-#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9, 10, 11
+#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9, 10, 11, 12
 # Exits 77 when this checkout lacks that history (a shallow clone or an export).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +14,7 @@ revisions=(
 	"9 30722e0afb849d08c810500b1c03e7a5d2215d1a"	# before syncobjs
 	"10 a5ee33a904021da6bb0718cbdd85a33da9d9c193"	# syncobjs, no end report from SUBMIT
 	"11 341491f073a3804535a016301dd2490038545b7f"	# end report, no SUBMIT_BATCH
+	"12 821c12e2cf281ce065ef69ff805009c39ef3a74f"	# SUBMIT_BATCH, no job limit
 )
 
 for entry in "${revisions[@]}"; do

@@ -27,7 +27,7 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		12	/* 12: SUBMIT_BATCH */
+#define DRM_RBLN_UAPI_VERSION		13	/* 13: per-job byte limit */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -126,6 +126,7 @@ enum drm_rbln_param {
 	DRM_RBLN_PARAM_ENGINE_MASK		= 10,	/* chiplet only: bit per drm_rbln_engine */
 	DRM_RBLN_PARAM_BUSY_NS			= 11,	/* total time any engine ran a job */
 	DRM_RBLN_PARAM_MEMORY_PLACED		= 12,	/* bytes with backing placed; per chiplet with the flag */
+	DRM_RBLN_PARAM_JOB_MAX_BYTES		= 13,	/* since 13: most bytes one job may copy */
 };
 
 /* drm_rbln_get_param.flags */
@@ -254,7 +255,8 @@ struct drm_rbln_sync {
  * DRM_IOCTL_RBLN_SUBMIT: queue a job of copies on one engine of one chiplet.
  * Everything is validated before anything runs.  -EINVAL: bad engine,
  * chiplet, count, element size, flags, reserved, range or overlap rule, a
- * syncobj handle that does not exist or has no fence yet; -ENOENT: a handle
+ * syncobj handle that does not exist or has no fence yet, or (since 13) more
+ * bytes in all copies than DRM_RBLN_PARAM_JOB_MAX_BYTES; -ENOENT: a handle
  * not owned by this file; -EFAULT: bad pointer; -ENODEV: the chiplet is down
  * or the device is gone; -EAGAIN: this file has DRM_RBLN_MAX_INFLIGHT jobs
  * unfinished or failed and not waited for, wait for one first; -ENOMEM: a
@@ -276,6 +278,15 @@ struct drm_rbln_sync {
  * the device is removed, it fails with -ENODEV, or with -ESRCH if it was
  * still waiting for its in_syncs (the kernel's scheduler drops the queue).
  * Older callers pass the 48-byte struct: no syncobjs.
+ *
+ * Since interface version 13 a job's copies total at most
+ * DRM_RBLN_PARAM_JOB_MAX_BYTES bytes (the backend's limit: 16 MiB on the
+ * simulator), so that a job ends well inside the scheduler's timeout
+ * (module parameter job_timeout_ms, default 1000) and a reset stops it at
+ * once: split a larger transfer into several jobs (libdevmgr's submit()
+ * does).  A job still running at the timeout ends with -ETIMEDOUT within
+ * job_timeout_ms plus 50 ms (the engine is reset and takes the next job).
+ * Earlier drivers had no limit: their timeout waited for a running copy.
  *
  * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
  * small job for an idle engine may run to its end inside SUBMIT.  Then .ended
