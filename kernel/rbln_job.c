@@ -261,7 +261,9 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	struct rbln_device *rdev = engine->chiplet->rdev;
 	int status;
 
-	if (!rdev->hw->engine_run_now || job->nr_deps || job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
+	/* Once every input has ended: a failed one fails it right here. */
+	if (!rdev->hw->engine_run_now || !rbln_job_deps_signalled(job) ||
+	    job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
 	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
 	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
@@ -533,6 +535,11 @@ static int rbln_job_schedule(struct rbln_job *job)
 	mutex_lock(&engine->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
+	/*
+	 * A job of another file on this engine that waits for this one waits
+	 * for its end, not only its start: run_job then sees its error.
+	 */
+	rbln_sched_fence_dont_pipeline(job->done);
 	for (i = 0; i < n; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done,
 				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :

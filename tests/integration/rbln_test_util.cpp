@@ -186,6 +186,31 @@ int wait_job(int fd, uint64_t seqno, int64_t timeout_ns)
 	return args.status;
 }
 
+uint32_t syncobj_create(int fd)
+{
+	drm_syncobj_create args{};
+	return ::ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args) ? 0 : args.handle;
+}
+
+int syncobj_destroy(int fd, uint32_t handle)
+{
+	drm_syncobj_destroy args{};
+	args.handle = handle;
+	return ::ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args) ? errno : 0;
+}
+
+static constexpr const char *kJobTimeoutParam = "/sys/module/rbln/parameters/job_timeout_ms";
+
+JobTimeout::JobTimeout(const std::string &ms)
+	: old_(read_file(kJobTimeoutParam).value_or("1000")), error_(write_file(kJobTimeoutParam, ms))
+{
+}
+
+JobTimeout::~JobTimeout()
+{
+	write_file(kJobTimeoutParam, old_);
+}
+
 std::vector<drm_rbln_client> list_clients(int fd)
 {
 	std::vector<drm_rbln_client> clients(64);

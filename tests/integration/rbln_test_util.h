@@ -54,6 +54,24 @@ int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy>
 	   uint64_t *seqno, const char *label = nullptr);
 int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000);
 
+// DRM syncobjs: a new one (0 if it could not be made), and its end.
+uint32_t syncobj_create(int fd);
+int syncobj_destroy(int fd, uint32_t handle);
+
+// Sets the module's job_timeout_ms while it lives, then puts the old value
+// back; error() is the errno of setting it.
+class JobTimeout {
+public:
+	explicit JobTimeout(const std::string &ms);
+	~JobTimeout();
+	JobTimeout(const JobTimeout &) = delete;
+	JobTimeout &operator=(const JobTimeout &) = delete;
+	int error() const { return error_; }
+private:
+	std::string old_;
+	int error_;
+};
+
 // Clients: the device's open files as @fd's caller sees them, and a reclaim
 // (returns 0 or errno; the device memory freed in @freed).
 std::vector<drm_rbln_client> list_clients(int fd);

@@ -36,17 +36,6 @@ bool contains(const std::string &text, const std::string &part)
 	return text.find(part) != std::string::npos;
 }
 
-// Sets the module's job_timeout_ms for one test and puts the old value back.
-class JobTimeout {
-public:
-	explicit JobTimeout(const std::string &ms) { EXPECT_EQ(rbln::test::write_file(kParam, ms), 0); }
-	~JobTimeout() { EXPECT_EQ(rbln::test::write_file(kParam, old_), 0); }
-
-private:
-	static constexpr const char *kParam = "/sys/module/rbln/parameters/job_timeout_ms";
-	std::string old_ = rbln::test::read_file(kParam).value_or("1000");
-};
-
 // Whether @fd is readable within @timeout.
 bool readable(int fd, std::chrono::milliseconds timeout)
 {
@@ -233,7 +222,8 @@ TEST(DevmgrJobs, HungFirstJobHoldsTheChainThenAllFailWithItsError)
 	Chain chain(dev, k4K);
 	chain.fill(3);
 	{
-		JobTimeout timeout("1500");
+		rbln::test::JobTimeout timeout("1500");
+		ASSERT_EQ(timeout.error(), 0);
 		ASSERT_EQ(debugfs_write(1, "hang", "1 neural_dma"), 0);
 		auto jobs = chain.submit();
 		std::this_thread::sleep_for(300ms);

@@ -109,20 +109,6 @@ void round_trip(int fd, uint32_t chiplets, std::mt19937_64 &rng, uint64_t len)
 	free_buffer(fd, c0);
 }
 
-// Sets the module's job_timeout_ms for one test and puts the old value back.
-class JobTimeout {
-public:
-	explicit JobTimeout(const std::string &ms)
-	{
-		EXPECT_EQ(write_file(kParam, ms), 0);
-	}
-	~JobTimeout() { EXPECT_EQ(write_file(kParam, old_), 0); }
-
-private:
-	static constexpr const char *kParam = "/sys/module/rbln/parameters/job_timeout_ms";
-	std::string old_ = read_file(kParam).value_or("1000");
-};
-
 // NPU 1 is the Rebel100 (4 chiplets), NPU 0 the ATOM (1 chiplet).
 class Dma : public ::testing::Test {
 protected:

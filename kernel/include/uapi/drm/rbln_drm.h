@@ -27,7 +27,8 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		12	/* 12: SUBMIT_BATCH */
+#define DRM_RBLN_UAPI_VERSION		13	/* 13: dependency errors through timeline
+						 * points and sync_files */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -265,8 +266,13 @@ struct drm_rbln_sync {
  * Since interface version 10 a job starts only once the fences of its
  * in_syncs have signalled (they may come from other engines, chiplets or
  * devices); if one of them failed, the job fails with the same error without
- * running.  out_sync, if its handle is not 0, gets the job's fence: export it
- * as a sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
+ * running.  Since interface version 13 this holds for every kind of input: a
+ * timeline point fails with the error of the fence given to that point, an
+ * imported sync_file with that of its (first failed) fence, a job of the
+ * same engine as any other; and a job whose inputs have all ended, some
+ * failed, ends inside SUBMIT with REPORT_END as any small job may.
+ * out_sync, if its handle is not 0, gets the job's fence: export it as a
+ * sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
  * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
  * Synchronisation is explicit: a job does not wait for fences others left in
  * its buffers' reservation objects (pass them as in_syncs); its own fence is
