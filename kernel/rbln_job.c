@@ -575,7 +575,7 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	if (client->closing)
 		return -ENODEV;			/* revoked meanwhile */
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;
+		return -ENOSPC;
 	rbln_job_trace(job, trace_rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
 		if (job->status && !job->done)
@@ -613,7 +613,7 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;		/* early; checked again under the lock */
+		return -ENOSPC;		/* early; checked again under the lock */
 	engine = rbln_submit_engine(rdev, args);
 	if (!engine)
 		return -EINVAL;
@@ -730,7 +730,7 @@ int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file 
 		return -EINVAL;
 	/* Early and unlocked: room for the whole batch, so that it rarely stops halfway. */
 	if (atomic_read(&client->tracked) + args->count > DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;
+		return -ENOSPC;
 	for (i = 0; i < args->count; i++) {
 		char __user *elem = elems + (size_t)i * args->submit_size;
 

@@ -413,7 +413,7 @@ static void rbln_batch_needs_room_for_all(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, batch(test, e, 1, sizeof(e[0]), 0, &b), 0);
 	}
 	chain(test, e, SZ_4K);
-	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, b.submitted, 0U);
 	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, (u64)DRM_RBLN_MAX_INFLIGHT - 2);
 	chain(test, e, SZ_4K);

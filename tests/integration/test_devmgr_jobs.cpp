@@ -475,3 +475,25 @@ TEST(DevmgrJobs, TooManyDependenciesNameTheLimit)
 	after.pop_back();
 	dev.submit(Engine::task_dma, 0, {{a, b, 0, 0, k4K}}, "x", after).wait(10s);
 }
+
+// A full job table (DRM_RBLN_MAX_INFLIGHT jobs queued behind a hung engine):
+// the next submit is Errc::busy and says what to do, whether the driver
+// answers ENOSPC (interface 13) or EAGAIN (before).
+TEST(DevmgrJobs, FullJobTableIsBusyAndSaysWhy)
+{
+	auto dev = rbln::Device::open(1);
+	auto a = dev.allocate(k4K, Placement::on_chiplet(2));
+	auto b = dev.allocate(k4K, Placement::on_chiplet(2));
+	rbln::test::JobTimeout timeout("20000");
+	ASSERT_EQ(timeout.error(), 0);
+	ASSERT_EQ(debugfs_write(1, "hang", "2 neural_dma"), 0);
+	std::vector<rbln::Job> jobs;
+	for (int i = 0; i < DRM_RBLN_MAX_INFLIGHT; i++)
+		jobs.push_back(dev.submit(Engine::neural_dma, 2, {{a, b, 0, 0, k4K}}));
+	auto msg = error_of([&] { dev.submit(Engine::neural_dma, 2, {{a, b, 0, 0, k4K}}); },
+			    Errc::busy);
+	EXPECT_TRUE(contains(msg, "no room for more jobs in flight (at most 256")) << msg;
+	ASSERT_EQ(debugfs_write(1, "hang", "2 neural_dma 0"), 0);
+	for (const auto &job : jobs)
+		EXPECT_NO_THROW(job.wait(10s));
+}

@@ -465,12 +465,12 @@ TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 			Fd fd = open_node(sim_device(1)->node);
 			Buffer a = make_buffer(fd.get(), 8 * kMiB, 0, 0);
 			Buffer b = make_buffer(fd.get(), 8 * kMiB, 0, 1);
-			// Fill the queue (EAGAIN at the per-file limit) and keep it full.
+			// Fill the queue (ENOSPC at the per-file limit) and keep it full.
 			for (int i = 0;; i++) {
 				uint64_t s;
 				int err = submit(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0,
 						 {{a.handle, b.handle, 0, 0, 8 * kMiB}}, &s);
-				if (err && err != EAGAIN)
+				if (err && err != ENOSPC)
 					_exit(1);
 				if (i == 8)
 					ready();

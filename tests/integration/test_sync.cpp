@@ -363,7 +363,7 @@ TEST_F(Sync, KilledProcessWithChainsInFlightLeavesNothing)
 				if (!err)
 					err = submit_sync(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0,
 							  {{b.handle, c.handle, 0, 0, 4 << 20}}, {s1}, s2);
-				if (err && err != EAGAIN)
+				if (err && err != ENOSPC)
 					_exit(1);
 				if (i == 6)
 					ready();

@@ -27,7 +27,8 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		13	/* 13: dependency errors through timeline
+#define DRM_RBLN_UAPI_VERSION		13	/* 13: SUBMIT's full table is -ENOSPC;
+						 * dependency errors through timeline
 						 * points and sync_files */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
@@ -257,8 +258,11 @@ struct drm_rbln_sync {
  * chiplet, count, element size, flags, reserved, range or overlap rule, a
  * syncobj handle that does not exist or has no fence yet; -ENOENT: a handle
  * not owned by this file; -EFAULT: bad pointer; -ENODEV: the chiplet is down
- * or the device is gone; -EAGAIN: this file has DRM_RBLN_MAX_INFLIGHT jobs
- * unfinished or failed and not waited for, wait for one first; -ENOMEM: a
+ * or the device is gone; -ENOSPC: this file has DRM_RBLN_MAX_INFLIGHT jobs
+ * unfinished or failed and not waited for, wait for one first (before
+ * interface version 13 this was -EAGAIN, which libdrm's drmIoctl() retries
+ * forever: a caller built against an older version that waits for a job on
+ * -EAGAIN must do the same on -ENOSPC); -ENOMEM: a
  * lazy buffer's backing could not be placed (buffers are placed at
  * submission); -EBUSY: another open file holds the device
  * (DRM_IOCTL_RBLN_ACQUIRE).
@@ -337,7 +341,8 @@ struct drm_rbln_submit {
  * below 48 (the first SUBMIT), above 4096 or not a multiple of 8, an element
  * with non-zero bytes beyond the struct this driver knows or with
  * DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and .status, or flags or
- * reserved set; -EAGAIN, before anything is submitted, if count more jobs
+ * reserved set; -ENOSPC (-EAGAIN before interface version 13), before
+ * anything is submitted, if count more jobs
  * would take the file past DRM_RBLN_MAX_INFLIGHT (jobs that may end inside
  * the call count too: wait for failed ones, or submit fewer); -EFAULT: bad
  * pointer, or an element that cannot be written (checked before it is
