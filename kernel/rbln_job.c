@@ -134,7 +134,7 @@ static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
 	int ret;
 
 	kref_get(&job->ref);
-	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL_ACCOUNT));
 	if (ret)
 		rbln_job_put(job);
 	else
@@ -465,7 +465,7 @@ static struct drm_gem_object **rbln_job_objects(struct rbln_job *job, int *count
 	u32 i, j;
 	int n = 0;
 
-	objs = kvmalloc_array(2 * job->hw.count, sizeof(*objs), GFP_KERNEL);
+	objs = kvmalloc_array(2 * job->hw.count, sizeof(*objs), GFP_KERNEL_ACCOUNT);
 	if (!objs)
 		return NULL;
 	for (i = 0; i < 2 * job->hw.count; i++) {

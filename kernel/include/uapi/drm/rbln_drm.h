@@ -29,7 +29,8 @@ extern "C" {
  */
 #define DRM_RBLN_UAPI_VERSION		13	/* 13: SUBMIT's full table is -ENOSPC;
 						 * dependency errors through timeline
-						 * points and sync_files */
+						 * points and sync_files; per-file buffer
+						 * limits; mmap offsets made by BO_INFO */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -192,7 +193,15 @@ struct drm_rbln_device_info {
  * buffers take chiplet 0); -ENOSPC: not enough device memory left on the
  * chiplet(s), or no free range of device addresses that large; -E2BIG: host
  * buffer over DRM_RBLN_HOST_BO_MAX; -EBUSY: another open file holds the
- * device (DRM_IOCTL_RBLN_ACQUIRE).
+ * device (DRM_IOCTL_RBLN_ACQUIRE); -ENOMEM: also when the caller's memory
+ * cgroup is full (the driver's bookkeeping of a buffer is charged to it).
+ *
+ * Per open file limits (since interface version 13), for BO_CREATE and for
+ * DRM_IOCTL_PRIME_FD_TO_HANDLE alike, module parameters of rbln.ko:
+ * -EMFILE: the file holds file_max_buffers buffer handles already (default
+ * 65536); -EDQUOT: with this buffer, its handles would hold more than
+ * file_max_bytes bytes of buffers, device and host memory, lazy or placed
+ * (default 256 GiB).  Close handles (DRM_IOCTL_GEM_CLOSE) to make room.
  */
 #define DRM_RBLN_HOST_BO_MAX		(1ULL << 30)
 
@@ -204,7 +213,12 @@ struct drm_rbln_bo_create {
 	__u32 reserved;		/* in: must be 0 */
 };
 
-/* DRM_IOCTL_RBLN_BO_INFO.  -ENOENT: no such handle for this file. */
+/*
+ * DRM_IOCTL_RBLN_BO_INFO.  -ENOENT: no such handle for this file.  Since
+ * interface version 13 a buffer's range of mmap offsets is made by its first
+ * BO_INFO (or its first PRIME export), not at creation: -ENOSPC if the
+ * device has no such range left (-ENOMEM if it could not be made).
+ */
 struct drm_rbln_bo_info {
 	__u32 handle;		/* in */
 	__u32 flags;		/* in: must be 0; out: DRM_RBLN_BO_* incl. PLACED */
