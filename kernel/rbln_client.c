@@ -87,7 +87,7 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	struct rbln_client *client;
 	unsigned int i;
 
-	client = kzalloc(sizeof(*client), GFP_KERNEL);
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
 	if (!client)
 		return -ENOMEM;
 	kref_init(&client->ref);
@@ -99,6 +99,8 @@ int rbln_client_open(struct drm_device *drm, struct drm_file *file)
 	client->uid = current_uid();
 	rbln_client_touch(client);
 	atomic64_set(&client->device_memory, 0);
+	atomic_set(&client->buffers, 0);
+	atomic64_set(&client->buffer_bytes, 0);
 	mutex_init(&client->lock);
 	xa_init(&client->jobs);
 	atomic_set(&client->inflight, 0);
@@ -275,7 +277,7 @@ int rbln_ioctl_list_clients(struct drm_device *drm, void *data, struct drm_file 
 	mutex_lock(&rdev->clients_lock);
 	if (args->count) {
 		room = min_t(u32, args->count, list_count_nodes(&rdev->clients));
-		entries = kvcalloc(room, sizeof(*entries), GFP_KERNEL);
+		entries = kvcalloc(room, sizeof(*entries), GFP_KERNEL_ACCOUNT);
 		if (!entries) {
 			mutex_unlock(&rdev->clients_lock);
 			return -ENOMEM;
@@ -419,7 +421,7 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 		return -EBUSY;
 	}
 	if (n) {
-		victims = kcalloc(n, sizeof(*victims), GFP_KERNEL);
+		victims = kcalloc(n, sizeof(*victims), GFP_KERNEL_ACCOUNT);
 		if (!victims) {
 			mutex_unlock(&rdev->clients_lock);
 			return -ENOMEM;

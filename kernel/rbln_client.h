@@ -33,6 +33,8 @@ struct rbln_client {
 	kuid_t uid;
 	atomic64_t last_active_ns;
 	atomic64_t device_memory;	/* bytes of device memory its handles hold */
+	atomic_t buffers;		/* buffer handles it holds (file_max_buffers) */
+	atomic64_t buffer_bytes;	/* bytes of those buffers (file_max_bytes) */
 	bool revoked;			/* reclaimed: rbln ioctls fail with -ENODEV
 					 * (set under rdev->clients_lock) */
 

@@ -9,10 +9,20 @@
  *
  * Imported buffers (PRIME from another device) are reached through the
  * exporter's dma_buf_vmap() and mmap, never through its struct pages.
+ *
+ * What a user can make cheaply is bounded: a buffer's range of the device's
+ * mmap offsets (shared by every file, about 1 TiB) is taken only when it is
+ * first asked for (BO_INFO) or exported, so lazy buffers nobody maps do not
+ * use it up; every file holds at most file_max_buffers handles and
+ * file_max_bytes of buffers; and the structs behind them are charged to the
+ * creator's memory cgroup, which fails them with -ENOMEM rather than
+ * invoking its OOM killer.
  */
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -24,6 +34,16 @@
 #include "rbln_device.h"
 #include "rbln_gem.h"
 #include "rbln_test_point.h"
+
+static unsigned int file_max_buffers = 65536;
+module_param(file_max_buffers, uint, 0644);
+MODULE_PARM_DESC(file_max_buffers,
+	"Buffer handles one open file may hold; more fail with EMFILE (default 65536)");
+
+static unsigned long file_max_bytes = 256 * (unsigned long)SZ_1G;
+module_param(file_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(file_max_bytes,
+	"Bytes of buffers, device and host memory, one open file may hold; more fail with EDQUOT (default 256 GiB)");
 
 bool rbln_bo_on_chiplet(const struct rbln_bo *bo, u32 chiplet)
 {
@@ -190,7 +210,7 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 	ret = rbln_bo_place(bo);
 	if (ret)
 		return ERR_PTR(ret);
-	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < n; i++)
@@ -221,18 +241,37 @@ static enum drm_gem_object_status rbln_bo_status(struct drm_gem_object *obj)
 static struct dma_buf *rbln_bo_export(struct drm_gem_object *obj, int flags)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
+	/*
+	 * A dma-buf's mmap adds the buffer's offset to the mapping, and faults
+	 * take it off: it must exist first and never change.
+	 */
+	int ret = drm_gem_create_mmap_offset(obj);
 
+	if (ret)
+		return ERR_PTR(ret);
 	mutex_lock(&bo->lock);
 	bo->exported = true;
 	mutex_unlock(&bo->lock);
 	return drm_gem_prime_export(obj, flags);
 }
 
-/* Each file counts the device memory its handles hold, for LIST_CLIENTS. */
+/*
+ * Every handle a file gets (BO_CREATE, a PRIME import) comes through here:
+ * the file's limits, and the device memory it holds for LIST_CLIENTS.
+ */
 static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct rbln_client *client = file->driver_priv;
 
+	if (atomic_inc_return(&client->buffers) > READ_ONCE(file_max_buffers)) {
+		atomic_dec(&client->buffers);
+		return -EMFILE;
+	}
+	if (atomic64_add_return(obj->size, &client->buffer_bytes) > READ_ONCE(file_max_bytes)) {
+		atomic64_sub(obj->size, &client->buffer_bytes);
+		atomic_dec(&client->buffers);
+		return -EDQUOT;
+	}
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_add(obj->size, &client->device_memory);
 	return 0;
@@ -244,6 +283,8 @@ static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_sub(obj->size, &client->device_memory);
+	atomic64_sub(obj->size, &client->buffer_bytes);
+	atomic_dec(&client->buffers);
 	rbln_test_point(RBLN_TP_HANDLE_CLOSED);
 }
 
@@ -261,12 +302,13 @@ static const struct drm_gem_object_funcs rbln_bo_funcs = {
 	.vm_ops = &rbln_bo_vm_ops,
 };
 
+/* Its mmap offset comes later (see the top). */
 static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags, u32 chiplet)
 {
 	struct rbln_bo *bo;
-	int ret;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	/* Charged to the caller; a full cgroup fails it instead of killing for it. */
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->flags = flags;
@@ -275,12 +317,6 @@ static struct rbln_bo *rbln_bo_alloc(struct drm_device *drm, u64 size, u32 flags
 	mutex_init(&bo->lock);
 	bo->base.funcs = &rbln_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->base, size);
-
-	ret = drm_gem_create_mmap_offset(&bo->base);
-	if (ret) {
-		drm_gem_object_put(&bo->base);
-		return ERR_PTR(ret);
-	}
 	return bo;
 }
 
@@ -352,12 +388,19 @@ int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file
 	struct drm_rbln_bo_info *args = data;
 	struct drm_gem_object *obj;
 	struct rbln_bo *bo;
+	int ret;
 
 	if (args->flags || args->reserved)
 		return -EINVAL;
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
+	/* The first ask takes its range of mmap offsets; later ones find it. */
+	ret = drm_gem_create_mmap_offset(obj);
+	if (ret) {
+		drm_gem_object_put(obj);
+		return ret;
+	}
 	bo = to_rbln_bo(obj);
 	args->flags = bo->flags | (READ_ONCE(bo->vaddr) ? DRM_RBLN_BO_PLACED : 0);
 	args->size = obj->size;

@@ -117,7 +117,7 @@ static int rbln_job_remember(struct rbln_client *client, struct rbln_job *job)
 	int ret;
 
 	kref_get(&job->ref);
-	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL));
+	ret = xa_err(xa_store(&client->jobs, job->seqno, job, GFP_KERNEL_ACCOUNT));
 	if (ret)
 		rbln_job_put(job);
 	else
@@ -246,7 +246,9 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	struct rbln_device *rdev = engine->chiplet->rdev;
 	int status;
 
-	if (!rdev->hw->engine_run_now || job->nr_deps || job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
+	/* Once every input has ended: a failed one fails it right here. */
+	if (!rdev->hw->engine_run_now || !rbln_job_deps_signalled(job) ||
+	    job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
 	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
 	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
@@ -450,7 +452,7 @@ static struct drm_gem_object **rbln_job_objects(struct rbln_job *job, int *count
 	u32 i, j;
 	int n = 0;
 
-	objs = kvmalloc_array(2 * job->hw.count, sizeof(*objs), GFP_KERNEL);
+	objs = kvmalloc_array(2 * job->hw.count, sizeof(*objs), GFP_KERNEL_ACCOUNT);
 	if (!objs)
 		return NULL;
 	for (i = 0; i < 2 * job->hw.count; i++) {
@@ -520,6 +522,11 @@ static int rbln_job_schedule(struct rbln_job *job)
 	mutex_lock(&engine->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
+	/*
+	 * A job of another file on this engine that waits for this one waits
+	 * for its end, not only its start: run_job then sees its error.
+	 */
+	rbln_sched_fence_dont_pipeline(job->done);
 	for (i = 0; i < n; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done,
 				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :
@@ -555,7 +562,7 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	if (client->closing)
 		return -ENODEV;			/* revoked meanwhile */
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;
+		return -ENOSPC;
 	rbln_job_trace(job, trace_rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
 		if (job->status && !job->done)
@@ -593,7 +600,7 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;		/* early; checked again under the lock */
+		return -ENOSPC;		/* early; checked again under the lock */
 	engine = rbln_submit_engine(rdev, args);
 	if (!engine)
 		return -EINVAL;
@@ -710,7 +717,7 @@ int rbln_ioctl_submit_batch(struct drm_device *drm, void *data, struct drm_file 
 		return -EINVAL;
 	/* Early and unlocked: room for the whole batch, so that it rarely stops halfway. */
 	if (atomic_read(&client->tracked) + args->count > DRM_RBLN_MAX_INFLIGHT)
-		return -EAGAIN;
+		return -ENOSPC;
 	for (i = 0; i < args->count; i++) {
 		char __user *elem = elems + (size_t)i * args->submit_size;
 

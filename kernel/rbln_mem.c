@@ -220,7 +220,7 @@ u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id)
 	mutex_lock(&rdev->bos_lock);
 	list_for_each_entry(bo, &rdev->bos, link)
 		n++;
-	victims = kvcalloc(n, sizeof(*victims), GFP_KERNEL);
+	victims = kvcalloc(n, sizeof(*victims), GFP_KERNEL_ACCOUNT);
 	n = 0;
 	if (victims)
 		list_for_each_entry(bo, &rdev->bos, link)

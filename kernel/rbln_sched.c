@@ -20,6 +20,7 @@
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_job.h"
+#include "rbln_sync.h"
 #include "rbln_test_point.h"
 
 static unsigned int job_timeout_ms = 1000;
@@ -47,9 +48,12 @@ int rbln_job_precheck(struct rbln_job *job)
 	if (READ_ONCE(engine->chiplet->rdev->dying) || READ_ONCE(engine->chiplet->down))
 		return -ENODEV;
 	/* A job whose input failed fails with the same error, without running. */
-	for (i = 0; i < job->nr_deps; i++)
-		if (dma_fence_get_status(job->deps[i]) < 0)
-			return job->deps[i]->error;
+	for (i = 0; i < job->nr_deps; i++) {
+		int error = rbln_fence_error(job->deps[i]);
+
+		if (error)
+			return error;
+	}
 	return 0;
 }
 

@@ -7,6 +7,7 @@
  */
 #include <linux/dma-fence.h>
 #include <linux/dma-fence-chain.h>
+#include <linux/dma-fence-unwrap.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <drm/drm_file.h>
@@ -14,6 +15,46 @@
 
 #include "rbln_job.h"
 #include "rbln_sync.h"
+
+/*
+ * A timeline point resolves to a dma_fence_chain node, which carries no error
+ * of its own, and a merged sync_file to a dma_fence_array, which carries one
+ * only once its signalling was enabled: the fences inside them do.  A point's
+ * error is that of the fence given to the point (the chain's earlier links
+ * are pruned as they signal, so theirs would be seen only by chance).  An
+ * error is set before its fence signals, so this also sees the failure of a
+ * job on the same engine whose fence is about to signal.
+ */
+/* Only negative: an array not yet signalled holds a positive "pending" mark. */
+static int rbln_fence_own_error(const struct dma_fence *fence)
+{
+	int error = READ_ONCE(fence->error);
+
+	return error < 0 ? error : 0;
+}
+
+int rbln_fence_error(struct dma_fence *fence)
+{
+	struct dma_fence_unwrap iter;
+	struct dma_fence *f;
+	int error = rbln_fence_own_error(fence);
+
+	/* To the end: the walk holds a reference until then. */
+	dma_fence_unwrap_for_each(f, &iter, dma_fence_chain_contained(fence))
+		if (!error)
+			error = rbln_fence_own_error(f);
+	return error;
+}
+
+bool rbln_job_deps_signalled(const struct rbln_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->nr_deps; i++)
+		if (!dma_fence_is_signaled(job->deps[i]))
+			return false;
+	return true;
+}
 
 int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 			   const struct drm_rbln_submit *args)
@@ -32,7 +73,7 @@ int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 		ret = drm_syncobj_find_fence(file, sync.handle, sync.point, 0, &fence);
 		if (ret)
 			return ret == -ENOMEM ? ret : -EINVAL;	/* no such syncobj, or no fence */
-		if (dma_fence_is_signaled(fence) && !fence->error) {
+		if (dma_fence_is_signaled(fence) && !rbln_fence_error(fence)) {
 			dma_fence_put(fence);		/* nothing to wait for */
 			continue;
 		}

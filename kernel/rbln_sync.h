@@ -12,6 +12,14 @@ struct drm_file;
 struct drm_syncobj;
 struct rbln_job;
 
+/*
+ * The error @fence failed with, looking inside timeline points and merged
+ * fences; 0 if none (yet).
+ */
+int rbln_fence_error(struct dma_fence *fence);
+/* Every fence @job waits for has signalled (the failed ones it keeps). */
+bool rbln_job_deps_signalled(const struct rbln_job *job);
+
 /* The fences of args->in_syncs that have not signalled (or failed) become @job's dependencies. */
 int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 			   const struct drm_rbln_submit *args);

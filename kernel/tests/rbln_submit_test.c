@@ -335,11 +335,11 @@ static void rbln_submit_failed_jobs_are_capped(struct kunit *test)
 		KUNIT_ASSERT_EQ_MSG(test, submit(test, &a), 0, "job %d", i);
 		first = first ?: a.seqno;
 	}
-	KUNIT_EXPECT_EQ(test, submit(test, &a), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, submit(test, &a), -ENOSPC);
 	KUNIT_ASSERT_EQ(test, wait(test, first, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, -EIO);
 	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);	/* room for one again */
-	KUNIT_EXPECT_EQ(test, submit(test, &a), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, submit(test, &a), -ENOSPC);
 	rbln_sim_fail_next_jobs(f->rdev, 0);
 }
 

@@ -123,7 +123,15 @@ static std::string alloc_message(const detail::DeviceState &dev, int err, uint64
 		return fmt::format("{}: host buffers are limited to {}", head,
 				   detail::bytes_text(DRM_RBLN_HOST_BO_MAX));
 	case ENOMEM:
-		return fmt::format("{}; the host could not provide the memory", head);
+		return fmt::format("{}; the host could not provide the memory, or this process's "
+				   "memory cgroup is full", head);
+	case EMFILE:
+		return fmt::format("{}: this device handle holds as many buffers as rbln.ko allows one "
+				   "open file (module parameter file_max_buffers); free some first", head);
+	case EDQUOT:
+		return fmt::format("{}: this device handle's buffers would exceed the bytes rbln.ko "
+				   "allows one open file (module parameter file_max_bytes); free some "
+				   "first", head);
 	default:
 		return fmt::format("{}: {}", head, detail::errno_text(err));
 	}

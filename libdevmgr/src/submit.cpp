@@ -177,6 +177,10 @@ public:
 	// @which: " (job K of the batch)", or empty.
 	[[noreturn]] void refused(int err, std::string_view which = {}) const
 	{
+		// A full job table: ENOSPC since interface 13, EAGAIN (which drmIoctl
+		// retries forever) before.  Busy either way, not out of memory.
+		if (err == ENOSPC)
+			err = EAGAIN;
 		fail(err, fmt::format("{}: submit of {} cop{} on chiplet {} {}{} refused: {}",
 				      dev_->name(), descs_.size(), descs_.size() == 1 ? "y" : "ies", chiplet_,
 				      detail::engine_name(engine_), which,

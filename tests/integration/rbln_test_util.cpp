@@ -186,6 +186,31 @@ int wait_job(int fd, uint64_t seqno, int64_t timeout_ns)
 	return args.status;
 }
 
+uint32_t syncobj_create(int fd)
+{
+	drm_syncobj_create args{};
+	return ::ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args) ? 0 : args.handle;
+}
+
+int syncobj_destroy(int fd, uint32_t handle)
+{
+	drm_syncobj_destroy args{};
+	args.handle = handle;
+	return ::ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args) ? errno : 0;
+}
+
+ModuleParam::ModuleParam(const std::string &name, const std::string &value)
+	: path_("/sys/module/rbln/parameters/" + name), old_(read_file(path_).value_or("")),
+	  error_(write_file(path_, value))
+{
+}
+
+ModuleParam::~ModuleParam()
+{
+	if (!error_)
+		write_file(path_, old_);
+}
+
 std::vector<drm_rbln_client> list_clients(int fd)
 {
 	std::vector<drm_rbln_client> clients(64);
@@ -326,14 +351,16 @@ pid_t make_stale_client(unsigned npu, uint64_t bytes)
 	return keeper;
 }
 
-bool become_nobody(bool rbln_group)
+int become_nobody(bool rbln_group)
 {
 	struct group *grp = rbln_group ? ::getgrnam("rbln") : nullptr;
 	if (rbln_group && !grp)
-		return false;
+		return ENOENT;
 	gid_t g = grp ? grp->gr_gid : 0;
-	return !::setgroups(grp ? 1 : 0, &g) && !::setresgid(65534, 65534, 65534) &&
-	       !::setresuid(65534, 65534, 65534);
+	if (::setgroups(grp ? 1 : 0, &g) || ::setresgid(65534, 65534, 65534) ||
+	    ::setresuid(65534, 65534, 65534))
+		return errno;
+	return 0;
 }
 
 int run_as_nobody(bool rbln_group, const std::function<int()> &body)
@@ -342,7 +369,7 @@ int run_as_nobody(bool rbln_group, const std::function<int()> &body)
 		return -1;
 	pid_t pid = ::fork();
 	if (pid == 0) {
-		if (!become_nobody(rbln_group))
+		if (become_nobody(rbln_group))
 			_exit(2);
 		try {
 			_exit(body());
@@ -354,6 +381,49 @@ int run_as_nobody(bool rbln_group, const std::function<int()> &body)
 	if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+MemoryCgroup::MemoryCgroup() : path_("/sys/fs/cgroup/rbln-test-" + std::to_string(::getpid()))
+{
+	(void)write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	std::error_code ec;
+	fs::create_directory(path_, ec);
+}
+
+MemoryCgroup::~MemoryCgroup()
+{
+	::rmdir(path_.c_str());
+}
+
+bool MemoryCgroup::usable() const
+{
+	return fs::exists(path_ + "/memory.current");
+}
+
+bool MemoryCgroup::join(pid_t pid) const
+{
+	return set("cgroup.procs", std::to_string(pid)) == 0;
+}
+
+uint64_t MemoryCgroup::current() const
+{
+	return std::stoull(read_file(path_ + "/memory.current").value_or("0"));
+}
+
+int MemoryCgroup::set(const std::string &name, const std::string &value) const
+{
+	return write_file(path_ + "/" + name, value);
+}
+
+uint64_t MemoryCgroup::event(const std::string &key) const
+{
+	std::istringstream in(read_file(path_ + "/memory.events").value_or(""));
+	std::string k;
+	uint64_t n;
+	while (in >> k >> n)
+		if (k == key)
+			return n;
+	return 0;
 }
 
 void kill_and_reap(pid_t pid)

@@ -54,6 +54,30 @@ int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy>
 	   uint64_t *seqno, const char *label = nullptr);
 int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000);
 
+// DRM syncobjs: a new one (0 if it could not be made), and its end.
+uint32_t syncobj_create(int fd);
+int syncobj_destroy(int fd, uint32_t handle);
+
+// Sets a parameter of rbln.ko while it lives, then puts the old value back;
+// error() is the errno of setting it.
+class ModuleParam {
+public:
+	ModuleParam(const std::string &name, const std::string &value);
+	~ModuleParam();
+	ModuleParam(const ModuleParam &) = delete;
+	ModuleParam &operator=(const ModuleParam &) = delete;
+	int error() const { return error_; }
+private:
+	std::string path_, old_;
+	int error_;
+};
+
+// The engines' job_timeout_ms, in milliseconds.
+class JobTimeout : public ModuleParam {
+public:
+	explicit JobTimeout(const std::string &ms) : ModuleParam("job_timeout_ms", ms) {}
+};
+
 // Clients: the device's open files as @fd's caller sees them, and a reclaim
 // (returns 0 or errno; the device memory freed in @freed).
 std::vector<drm_rbln_client> list_clients(int fd);
@@ -112,12 +136,32 @@ private:
 	pid_t pid_;
 };
 
-// Takes uid/gid 65534 (in group rbln when @rbln_group) for good; false if it could not.
-bool become_nobody(bool rbln_group);
+// Makes this process uid/gid 65534, in group rbln when @rbln_group; 0 or errno.
+int become_nobody(bool rbln_group);
+
 // Runs @body in a child as uid/gid 65534 (in group rbln when @rbln_group) and
 // returns its exit status: @body's result, 2 if the identity could not be
 // taken, 3 if it threw.  The child never returns into the test runner.
 int run_as_nobody(bool rbln_group, const std::function<int()> &body);
+
+// A cgroup of its own with the memory controller, removed at the end.
+class MemoryCgroup {
+public:
+	MemoryCgroup();
+	~MemoryCgroup();
+	MemoryCgroup(const MemoryCgroup &) = delete;
+	MemoryCgroup &operator=(const MemoryCgroup &) = delete;
+	bool usable() const;
+	bool join(pid_t pid) const;
+	uint64_t current() const;
+	// Writes @value to its file @name (memory.max, ...); returns errno.
+	int set(const std::string &name, const std::string &value) const;
+	// The count of @key in memory.events (oom, oom_kill, ...).
+	uint64_t event(const std::string &key) const;
+
+private:
+	std::string path_;
+};
 
 // RAII file descriptor.
 class Fd {

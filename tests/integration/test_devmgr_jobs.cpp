@@ -36,17 +36,6 @@ bool contains(const std::string &text, const std::string &part)
 	return text.find(part) != std::string::npos;
 }
 
-// Sets the module's job_timeout_ms for one test and puts the old value back.
-class JobTimeout {
-public:
-	explicit JobTimeout(const std::string &ms) { EXPECT_EQ(rbln::test::write_file(kParam, ms), 0); }
-	~JobTimeout() { EXPECT_EQ(rbln::test::write_file(kParam, old_), 0); }
-
-private:
-	static constexpr const char *kParam = "/sys/module/rbln/parameters/job_timeout_ms";
-	std::string old_ = rbln::test::read_file(kParam).value_or("1000");
-};
-
 // Whether @fd is readable within @timeout.
 bool readable(int fd, std::chrono::milliseconds timeout)
 {
@@ -233,7 +222,8 @@ TEST(DevmgrJobs, HungFirstJobHoldsTheChainThenAllFailWithItsError)
 	Chain chain(dev, k4K);
 	chain.fill(3);
 	{
-		JobTimeout timeout("1500");
+		rbln::test::JobTimeout timeout("1500");
+		ASSERT_EQ(timeout.error(), 0);
 		ASSERT_EQ(debugfs_write(1, "hang", "1 neural_dma"), 0);
 		auto jobs = chain.submit();
 		std::this_thread::sleep_for(300ms);
@@ -524,4 +514,26 @@ TEST(DevmgrJobs, TooManyDependenciesNameTheLimit)
 	EXPECT_EQ(msg, "rbln:1: a job may wait for at most 64 jobs, not 65; wait for some of them first");
 	after.pop_back();
 	dev.submit(Engine::task_dma, 0, {{a, b, 0, 0, k4K}}, "x", after).wait(10s);
+}
+
+// A full job table (DRM_RBLN_MAX_INFLIGHT jobs queued behind a hung engine):
+// the next submit is Errc::busy and says what to do, whether the driver
+// answers ENOSPC (interface 13) or EAGAIN (before).
+TEST(DevmgrJobs, FullJobTableIsBusyAndSaysWhy)
+{
+	auto dev = rbln::Device::open(1);
+	auto a = dev.allocate(k4K, Placement::on_chiplet(2));
+	auto b = dev.allocate(k4K, Placement::on_chiplet(2));
+	rbln::test::JobTimeout timeout("20000");
+	ASSERT_EQ(timeout.error(), 0);
+	ASSERT_EQ(debugfs_write(1, "hang", "2 neural_dma"), 0);
+	std::vector<rbln::Job> jobs;
+	for (int i = 0; i < DRM_RBLN_MAX_INFLIGHT; i++)
+		jobs.push_back(dev.submit(Engine::neural_dma, 2, {{a, b, 0, 0, k4K}}));
+	auto msg = error_of([&] { dev.submit(Engine::neural_dma, 2, {{a, b, 0, 0, k4K}}); },
+			    Errc::busy);
+	EXPECT_TRUE(contains(msg, "no room for more jobs in flight (at most 256")) << msg;
+	ASSERT_EQ(debugfs_write(1, "hang", "2 neural_dma 0"), 0);
+	for (const auto &job : jobs)
+		EXPECT_NO_THROW(job.wait(10s));
 }

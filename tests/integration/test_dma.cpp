@@ -111,20 +111,6 @@ void round_trip(int fd, uint32_t chiplets, std::mt19937_64 &rng, uint64_t len)
 	free_buffer(fd, c0);
 }
 
-// Sets the module's job_timeout_ms for one test and puts the old value back.
-class JobTimeout {
-public:
-	explicit JobTimeout(const std::string &ms)
-	{
-		EXPECT_EQ(write_file(kParam, ms), 0);
-	}
-	~JobTimeout() { EXPECT_EQ(write_file(kParam, old_), 0); }
-
-private:
-	static constexpr const char *kParam = "/sys/module/rbln/parameters/job_timeout_ms";
-	std::string old_ = read_file(kParam).value_or("1000");
-};
-
 // NPU 1 is the Rebel100 (4 chiplets), NPU 0 the ATOM (1 chiplet).
 class Dma : public ::testing::Test {
 protected:
@@ -533,12 +519,12 @@ TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 			Fd fd = open_node(sim_device(1)->node);
 			Buffer a = make_buffer(fd.get(), 8 * kMiB, 0, 0);
 			Buffer b = make_buffer(fd.get(), 8 * kMiB, 0, 1);
-			// Fill the queue (EAGAIN at the per-file limit) and keep it full.
+			// Fill the queue (ENOSPC at the per-file limit) and keep it full.
 			for (int i = 0;; i++) {
 				uint64_t s;
 				int err = submit(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0,
 						 {{a.handle, b.handle, 0, 0, 8 * kMiB}}, &s);
-				if (err && err != EAGAIN)
+				if (err && err != ENOSPC)
 					_exit(1);
 				if (i == 8)
 					ready();
@@ -649,7 +635,7 @@ TEST_F(Dma, KilledSubmitterOfBiggestJobsIsReapedWithinASecond)
 	JobTimeout timeout(std::to_string(kTimeout.count()));
 	SlowEngines slow(1, kSlowUsPerMiB);
 	pid_t pid = fork_until_ready([](const std::function<void()> &ready) {
-		if (!become_nobody(true))
+		if (become_nobody(true))
 			_exit(2);
 		Fd fd = open_node(sim_device(1)->node);
 		BiggestJob job(fd.get());

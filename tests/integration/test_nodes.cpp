@@ -99,3 +99,31 @@ TEST_F(Nodes, OnlyGroupMembersCanOpen)
 		EXPECT_EQ(open_as_nobody(d.node, {grp->gr_gid}), 0) << d.node;
 	}
 }
+
+// The primary node (cardN, only on kernels without DRM accel) is not the
+// group's: its first opener would become DRM master, and GEM_FLINK/GEM_OPEN
+// there share buffers across users by guessable names.
+TEST_F(Nodes, CardNodeIsNotTheGroups)
+{
+	struct group *grp = getgrnam("rbln");
+	ASSERT_NE(grp, nullptr);
+	size_t cards = 0;
+	for (const auto &d : devices_) {
+		std::error_code ec;
+		for (const auto &e : fs::directory_iterator(d.sysfs + "/drm", ec)) {
+			std::string name = e.path().filename();
+			if (!name.starts_with("card"))
+				continue;
+			cards++;
+			std::string node = "/dev/dri/" + name;
+			struct stat st {};
+			ASSERT_EQ(stat(node.c_str(), &st), 0) << node;
+			EXPECT_NE(st.st_gid, grp->gr_gid) << node;
+			EXPECT_EQ(open_as_nobody(node, {grp->gr_gid}), EACCES) << node;
+		}
+	}
+	if (kernel_has_accel())
+		EXPECT_EQ(cards, 0u) << "an accel device has no primary node";
+	else
+		EXPECT_EQ(cards, devices_.size()) << "one primary node per device";
+}

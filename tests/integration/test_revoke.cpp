@@ -50,23 +50,6 @@ template <typename T> auto shared()
 	return std::unique_ptr<T, decltype(unmap)>(p == MAP_FAILED ? nullptr : new (p) T{}, unmap);
 }
 
-// A cgroup of its own with the memory controller, removed at the end.
-class MemoryCgroup {
-public:
-	MemoryCgroup()
-	{
-		(void)write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
-		std::filesystem::create_directory(path_);
-	}
-	~MemoryCgroup() { ::rmdir(path_.c_str()); }
-	bool usable() const { return std::filesystem::exists(path_ + "/memory.current"); }
-	bool join(pid_t pid) const { return write_file(path_ + "/cgroup.procs", std::to_string(pid)) == 0; }
-	uint64_t current() const { return std::stoull(read_file(path_ + "/memory.current").value_or("0")); }
-
-private:
-	std::string path_ = "/sys/fs/cgroup/rbln-test-" + std::to_string(::getpid());
-};
-
 sigjmp_buf probe_jump;
 
 void on_sigbus(int)

@@ -27,7 +27,11 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		13	/* 13: per-job byte limit */
+#define DRM_RBLN_UAPI_VERSION		13	/* 13: per-job byte limit; SUBMIT's
+						 * full table is -ENOSPC; dependency
+						 * errors through timeline points and
+						 * sync_files; per-file buffer limits;
+						 * mmap offsets made by BO_INFO */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -191,7 +195,15 @@ struct drm_rbln_device_info {
  * buffers take chiplet 0); -ENOSPC: not enough device memory left on the
  * chiplet(s), or no free range of device addresses that large; -E2BIG: host
  * buffer over DRM_RBLN_HOST_BO_MAX; -EBUSY: another open file holds the
- * device (DRM_IOCTL_RBLN_ACQUIRE).
+ * device (DRM_IOCTL_RBLN_ACQUIRE); -ENOMEM: also when the caller's memory
+ * cgroup is full (the driver's bookkeeping of a buffer is charged to it).
+ *
+ * Per open file limits (since interface version 13), for BO_CREATE and for
+ * DRM_IOCTL_PRIME_FD_TO_HANDLE alike, module parameters of rbln.ko:
+ * -EMFILE: the file holds file_max_buffers buffer handles already (default
+ * 65536); -EDQUOT: with this buffer, its handles would hold more than
+ * file_max_bytes bytes of buffers, device and host memory, lazy or placed
+ * (default 256 GiB).  Close handles (DRM_IOCTL_GEM_CLOSE) to make room.
  */
 #define DRM_RBLN_HOST_BO_MAX		(1ULL << 30)
 
@@ -203,7 +215,12 @@ struct drm_rbln_bo_create {
 	__u32 reserved;		/* in: must be 0 */
 };
 
-/* DRM_IOCTL_RBLN_BO_INFO.  -ENOENT: no such handle for this file. */
+/*
+ * DRM_IOCTL_RBLN_BO_INFO.  -ENOENT: no such handle for this file.  Since
+ * interface version 13 a buffer's range of mmap offsets is made by its first
+ * BO_INFO (or its first PRIME export), not at creation: -ENOSPC if the
+ * device has no such range left (-ENOMEM if it could not be made).
+ */
 struct drm_rbln_bo_info {
 	__u32 handle;		/* in */
 	__u32 flags;		/* in: must be 0; out: DRM_RBLN_BO_* incl. PLACED */
@@ -258,8 +275,11 @@ struct drm_rbln_sync {
  * syncobj handle that does not exist or has no fence yet, or (since 13) more
  * bytes in all copies than DRM_RBLN_PARAM_JOB_MAX_BYTES; -ENOENT: a handle
  * not owned by this file; -EFAULT: bad pointer; -ENODEV: the chiplet is down
- * or the device is gone; -EAGAIN: this file has DRM_RBLN_MAX_INFLIGHT jobs
- * unfinished or failed and not waited for, wait for one first; -ENOMEM: a
+ * or the device is gone; -ENOSPC: this file has DRM_RBLN_MAX_INFLIGHT jobs
+ * unfinished or failed and not waited for, wait for one first (before
+ * interface version 13 this was -EAGAIN, which libdrm's drmIoctl() retries
+ * forever: a caller built against an older version that waits for a job on
+ * -EAGAIN must do the same on -ENOSPC); -ENOMEM: a
  * lazy buffer's backing could not be placed (buffers are placed at
  * submission); -EBUSY: another open file holds the device
  * (DRM_IOCTL_RBLN_ACQUIRE).
@@ -267,8 +287,13 @@ struct drm_rbln_sync {
  * Since interface version 10 a job starts only once the fences of its
  * in_syncs have signalled (they may come from other engines, chiplets or
  * devices); if one of them failed, the job fails with the same error without
- * running.  out_sync, if its handle is not 0, gets the job's fence: export it
- * as a sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
+ * running.  Since interface version 13 this holds for every kind of input: a
+ * timeline point fails with the error of the fence given to that point, an
+ * imported sync_file with that of its (first failed) fence, a job of the
+ * same engine as any other; and a job whose inputs have all ended, some
+ * failed, ends inside SUBMIT with REPORT_END as any small job may.
+ * out_sync, if its handle is not 0, gets the job's fence: export it as a
+ * sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
  * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
  * Synchronisation is explicit: a job does not wait for fences others left in
  * its buffers' reservation objects (pass them as in_syncs); its own fence is
@@ -342,7 +367,8 @@ struct drm_rbln_submit {
  * below 48 (the first SUBMIT), above 4096 or not a multiple of 8, an element
  * with non-zero bytes beyond the struct this driver knows or with
  * DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and .status, or flags or
- * reserved set; -EAGAIN, before anything is submitted, if count more jobs
+ * reserved set; -ENOSPC (-EAGAIN before interface version 13), before
+ * anything is submitted, if count more jobs
  * would take the file past DRM_RBLN_MAX_INFLIGHT (jobs that may end inside
  * the call count too: wait for failed ones, or submit fewer); -EFAULT: bad
  * pointer, or an element that cannot be written (checked before it is

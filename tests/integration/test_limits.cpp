@@ -1,0 +1,238 @@
+// What one user can take from the others, against the real module: a hostile
+// member of group rbln runs into its file's limits (file_max_buffers,
+// file_max_bytes) before the device's mmap offsets or capacity run out, so
+// another user's BO_CREATE and PRIME import still work; a full memory cgroup
+// fails buffer creation with ENOMEM there and kills nobody; and a full job
+// table is an error libdrm's drmIoctl() returns instead of retrying forever.
+#include <cerrno>
+#include <string>
+
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include <gtest/gtest.h>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+
+// Creates buffers of @size and @flags on @fd, asking each one's mmap offset,
+// until one is refused or @limit went in; returns that errno (0: none) and
+// the count made in @made.
+int create_until_refused(int fd, uint64_t size, uint32_t flags, unsigned limit, unsigned *made)
+{
+	for (*made = 0; *made < limit; ++*made) {
+		uint32_t h = 0;
+		drm_rbln_bo_info info{};
+		if (int err = bo_create(fd, size, flags, 0, &h))
+			return err;
+		if (int err = bo_info(fd, h, info))
+			return err;
+	}
+	return 0;
+}
+
+// Another user (root here) still gets what it asks for on NPU 0: a device
+// and a host buffer, mapped, and a buffer of NPU 1 imported.  0 or an errno.
+int victim_still_served()
+{
+	Fd atom = open_node(sim_device(0)->node), rebel = open_node(sim_device(1)->node);
+	if (!atom || !rebel)
+		return ENODEV;
+	uint32_t dev = 0, host = 0, theirs = 0, imported = 0;
+	int dmabuf = -1;
+	drm_rbln_bo_info info{};
+	int err = bo_create(atom.get(), kMiB, 0, 0, &dev) ?:
+		  bo_create(atom.get(), kMiB, DRM_RBLN_BO_HOST, 0, &host) ?:
+		  bo_info(atom.get(), host, info);
+	if (err)
+		return err;
+	void *p = mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_SHARED, atom.get(), info.mmap_offset);
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, kMiB);
+	err = bo_create(rebel.get(), kMiB, DRM_RBLN_BO_HOST, 0, &theirs) ?:
+	      prime_export(rebel.get(), theirs, &dmabuf) ?:
+	      prime_import(atom.get(), dmabuf, &imported) ?:
+	      bo_info(atom.get(), imported, info);
+	if (dmabuf >= 0)
+		close(dmabuf);
+	return err;
+}
+
+struct Refusal {
+	int error = -1;
+	unsigned made = 0;
+};
+
+// A hostile member of group rbln fills @files open files of NPU 0 with
+// buffers until refused, then what is left with 1 MiB ones, and keeps them
+// (the child lives on, killed at the end of the test); @report gets what
+// each file was first refused with.
+pid_t hostile(unsigned files, uint64_t size, uint32_t flags, unsigned limit, Refusal *report)
+{
+	return fork_until_ready([=](const std::function<void()> &ready) {
+		if (become_nobody(true))
+			_exit(2);
+		std::vector<Fd> fds;
+		for (unsigned i = 0; i < files; i++) {
+			fds.push_back(open_node(sim_device(0)->node));
+			report[i].error = create_until_refused(fds.back().get(), size, flags, limit,
+							       &report[i].made);
+			unsigned more = 0;
+			create_until_refused(fds.back().get(), kMiB, flags, limit, &more);
+		}
+		ready();
+		for (;;)
+			pause();
+	});
+}
+
+// @n of T in memory shared with forked children.
+template <typename T> T *shared_array(size_t n)
+{
+	void *p = mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return nullptr;
+	T *t = static_cast<T *>(p);
+	for (size_t i = 0; i < n; i++)
+		new (&t[i]) T{};
+	return t;
+}
+
+} // namespace
+
+// 1 GiB lazy host buffers cost nothing but their mmap offsets; the device has
+// about a thousand of those.  Each file stops at file_max_bytes (256 GiB by
+// default), and a buffer takes its offsets only when they are asked for.
+TEST(Limits, HostileUserRunsIntoItsFilesLimitsNotTheDevicesOffsets)
+{
+	constexpr unsigned kFiles = 2;
+	Refusal *report = shared_array<Refusal>(kFiles);
+	ASSERT_NE(report, nullptr);
+	Child child(hostile(kFiles, kGiB, DRM_RBLN_BO_HOST, 2048, report));
+	ASSERT_GT(child.pid(), 0);
+	for (unsigned i = 0; i < kFiles; i++) {
+		EXPECT_EQ(report[i].error, EDQUOT) << "file " << i << " after " << report[i].made;
+		EXPECT_EQ(report[i].made, 256u) << "file " << i << ": 256 GiB by default";
+	}
+	EXPECT_EQ(victim_still_served(), 0) << "with the hostile files still open";
+	munmap(report, kFiles * sizeof(Refusal));
+}
+
+// Lazy device buffers reserve capacity without backing: file_max_bytes bounds
+// what one file reserves, and file_max_buffers how many handles it holds.
+TEST(Limits, HostileUserRunsIntoItsFilesCapacityAndCountLimits)
+{
+	Fd atom = open_node(sim_device(0)->node);
+	ASSERT_TRUE(atom);
+	uint64_t total = 0;
+	ASSERT_EQ(get_param(atom.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, &total), 0);
+	Refusal *report = shared_array<Refusal>(2);
+	ASSERT_NE(report, nullptr);
+	{
+		ModuleParam bytes("file_max_bytes", std::to_string(total / 2));
+		ASSERT_EQ(bytes.error(), 0);
+		Child child(hostile(1, kMiB, 0, 4096, &report[0]));
+		ASSERT_GT(child.pid(), 0);
+		EXPECT_EQ(report[0].error, EDQUOT);
+		EXPECT_EQ(report[0].made, total / 2 / kMiB);
+		EXPECT_EQ(victim_still_served(), 0) << "half the device left";
+	}
+	{
+		ModuleParam count("file_max_buffers", "100");
+		ASSERT_EQ(count.error(), 0);
+		Child child(hostile(1, 4096, DRM_RBLN_BO_HOST, 4096, &report[1]));
+		ASSERT_GT(child.pid(), 0);
+		EXPECT_EQ(report[1].error, EMFILE);
+		EXPECT_EQ(report[1].made, 100u);
+		EXPECT_EQ(victim_still_served(), 0);
+
+		// An import counts as a handle too; closing one makes room.
+		Fd fd = open_node(sim_device(0)->node), rebel = open_node(sim_device(1)->node);
+		unsigned made = 0;
+		ASSERT_EQ(create_until_refused(fd.get(), 4096, DRM_RBLN_BO_HOST, 4096, &made), EMFILE);
+		uint32_t theirs = 0, imported = 0, last = 0;
+		int dmabuf = -1;
+		ASSERT_EQ(bo_create(rebel.get(), 4096, DRM_RBLN_BO_HOST, 0, &theirs), 0);
+		ASSERT_EQ(prime_export(rebel.get(), theirs, &dmabuf), 0);
+		Fd shared(dmabuf);
+		EXPECT_EQ(prime_import(fd.get(), dmabuf, &imported), EMFILE);
+		EXPECT_EQ(gem_close(fd.get(), 1), 0) << "handles count from 1";
+		EXPECT_EQ(prime_import(fd.get(), dmabuf, &imported), 0);
+		EXPECT_EQ(bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &last), EMFILE);
+	}
+	munmap(report, 2 * sizeof(Refusal));
+}
+
+// The driver's bookkeeping of a buffer is charged to its creator's memory
+// cgroup: millions of lazy buffers cannot pin kernel memory nobody sees.  A
+// full cgroup fails BO_CREATE with ENOMEM, there, without its OOM killer, and
+// everyone else carries on.
+TEST(Limits, FullMemoryCgroupFailsBufferCreationWithEnomem)
+{
+	MemoryCgroup cg;
+	if (!cg.usable())
+		GTEST_SKIP() << "no memory controller in this VM";
+	ASSERT_EQ(cg.set("memory.max", std::to_string(8 * kMiB)), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		// Its own pages copied and locked first, outside the cgroup: a page
+		// fault in a full cgroup would call its OOM killer.
+		if (mlockall(MCL_CURRENT | MCL_FUTURE) || !cg.join(getpid()))
+			_exit(101);
+		Fd fd = open_node(sim_device(0)->node);
+		unsigned made = 0;
+		// Below file_max_buffers, so that only the cgroup can refuse.
+		int err = create_until_refused(fd.get(), 4096, DRM_RBLN_BO_HOST, 60000, &made);
+		_exit(err == ENOMEM ? 0 : err ? err : 100);
+	}
+	ASSERT_GT(pid, 0);
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "100: 60000 buffers and the cgroup never filled; "
+					      "else the errno BO_CREATE failed with";
+	EXPECT_EQ(cg.event("oom_kill"), 0u);
+	EXPECT_GT(cg.event("max"), 0u) << "the cgroup's limit was what refused";
+	EXPECT_EQ(victim_still_served(), 0) << "outside the cgroup all is well";
+}
+
+// DRM_RBLN_MAX_INFLIGHT failed jobs not waited for fill a file's table; the
+// next SUBMIT fails with ENOSPC, which drmIoctl() returns (it retries EAGAIN,
+// the error before interface 13, forever).  As a member of group rbln.
+TEST(Limits, FullJobTableIsAnErrorDrmIoctlReturns)
+{
+	ASSERT_EQ(debugfs_write(1, "fail_next_jobs", std::to_string(DRM_RBLN_MAX_INFLIGHT)), 0);
+	const std::string node = sim_device(1)->node;
+	int rc = run_as_nobody(true, [&] {
+		Fd fd = open_node(node);
+		uint32_t a = 0, b = 0;
+		if (!fd || bo_create(fd.get(), 4096, 0, 0, &a) || bo_create(fd.get(), 4096, 0, 0, &b))
+			return 10;
+		drm_rbln_copy copy{a, b, 0, 0, 4096};
+		drm_rbln_submit s{};
+		s.engine = DRM_RBLN_ENGINE_NEURAL_DMA;
+		s.copies = reinterpret_cast<uintptr_t>(&copy);
+		s.copy_count = 1;
+		s.copy_size = sizeof(copy);
+		for (int i = 0; i < DRM_RBLN_MAX_INFLIGHT; i++)
+			if (drmIoctl(fd.get(), DRM_IOCTL_RBLN_SUBMIT, &s))
+				return 11;
+		alarm(5);	// a drmIoctl() spinning on the error ends here
+		int ret = drmIoctl(fd.get(), DRM_IOCTL_RBLN_SUBMIT, &s);
+		return ret == -1 && errno == ENOSPC ? 0 : 12;
+	});
+	EXPECT_EQ(rc, 0) << "-1: killed by the alarm, drmIoctl() kept retrying";
+	EXPECT_EQ(debugfs_write(1, "fail_next_jobs", "0"), 0);
+}
