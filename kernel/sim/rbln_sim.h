@@ -96,11 +96,7 @@ void rbln_sim_set_hang(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engi
 void rbln_sim_fail_next_jobs(struct rbln_device *rdev, int n);
 void rbln_sim_set_chiplet_down(struct rbln_device *rdev, u32 chiplet, bool down);
 
-/* rbln_sim_debugfs.c: the fault-injection files and their commands. */
+/* rbln_sim_debugfs.c: the fault-injection files. */
 void rbln_sim_debugfs_init(struct rbln_sim_device *sdev);
-int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
-			unsigned int *chiplet, unsigned int *kind, unsigned int *on);
-int rbln_sim_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
-				unsigned int *chiplet, unsigned int *down);
 
 #endif /* RBLN_SIM_H */

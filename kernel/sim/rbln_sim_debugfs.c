@@ -52,8 +52,8 @@ static int rbln_parse_switch(int argc, char **argv, int at, unsigned int *on)
 	return kstrtouint(argv[at], 0, on) || *on > 1 ? -EINVAL : 0;
 }
 
-int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
-			unsigned int *chiplet, unsigned int *kind, unsigned int *on)
+static int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
+			       unsigned int *chiplet, unsigned int *kind, unsigned int *on)
 {
 	int argc, ret = -EINVAL;
 	char **argv = argv_split(GFP_KERNEL, cmd, &argc);
@@ -69,8 +69,8 @@ int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
 	return ret;
 }
 
-int rbln_sim_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
-				unsigned int *chiplet, unsigned int *down)
+static int rbln_sim_parse_chiplet_down(const struct rbln_device *rdev, const char *cmd,
+				       unsigned int *chiplet, unsigned int *down)
 {
 	int argc, ret = -EINVAL;
 	char **argv = argv_split(GFP_KERNEL, cmd, &argc);

@@ -330,7 +330,9 @@ struct lister {
 	struct drm_rbln_list_clients __user *args;
 	struct drm_rbln_client __user *entries;
 	bool stop;
-	unsigned long calls;
+	unsigned long calls;	/* that listed the clients */
+	unsigned long others;	/* of those, while another file was open */
+	long error;		/* of the call that stopped it */
 	struct completion done;
 };
 
@@ -340,14 +342,22 @@ static int rbln_test_lister(void *data)
 	struct drm_rbln_list_clients args = {
 		.count = 16, .entry_size = sizeof(struct drm_rbln_client),
 		.entries = (u64)(uintptr_t)l->entries,
-	};
+	}, out;
 
 	kthread_use_mm(l->mm);
 	while (!READ_ONCE(l->stop)) {
-		if (!copy_to_user(l->args, &args, sizeof(args)))
-			l->file->f_op->unlocked_ioctl(l->file, DRM_IOCTL_RBLN_LIST_CLIENTS,
-						      (unsigned long)l->args);
+		if (copy_to_user(l->args, &args, sizeof(args))) {
+			l->error = -EFAULT;
+			break;
+		}
+		l->error = l->file->f_op->unlocked_ioctl(l->file, DRM_IOCTL_RBLN_LIST_CLIENTS,
+							 (unsigned long)l->args);
+		if (!l->error && copy_from_user(&out, l->args, sizeof(out)))
+			l->error = -EFAULT;
+		if (l->error)
+			break;
 		l->calls++;
+		l->others += out.count > 1;
 		cond_resched();
 	}
 	kthread_unuse_mm(l->mm);
@@ -382,7 +392,9 @@ static void rbln_client_list_while_files_close(struct kunit *test)
 	}
 	WRITE_ONCE(l.stop, true);
 	wait_for_completion(&l.done);
+	KUNIT_EXPECT_EQ(test, l.error, 0L);
 	KUNIT_EXPECT_GT(test, l.calls, 0UL);
+	KUNIT_EXPECT_GT_MSG(test, l.others, 0UL, "no LIST_CLIENTS saw another file: no race ran");
 	KUNIT_EXPECT_EQ(test, rbln_device_memory_used(rdev), 0ULL);
 }
 

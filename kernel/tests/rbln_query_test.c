@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The query ioctls: GET_PARAM, DEVICE_INFO, DEVICE_STATUS and CLIENT_USAGE. */
 #include <kunit/test.h>
+#include <linux/ktime.h>
 #include <linux/sizes.h>
 
 #include "rbln_kunit.h"
@@ -104,17 +105,31 @@ static void rbln_query_device_info(struct kunit *test)
 			-EINVAL);
 }
 
+/* DEVICE_STATUS reads the sensors at each call: a busy window moves them all. */
 static void rbln_query_device_status(struct kunit *test)
 {
 	struct rbln_device *rdev = rbln_test_device(test, "atom 16");
 	struct file *file = rbln_test_open(test, rdev);
-	struct drm_rbln_device_status s = {};
+	struct drm_rbln_device_status s = {}, idle = {};
 
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_DEVICE_STATUS, &idle), 0);
+	KUNIT_EXPECT_EQ(test, idle.status, (u32)DRM_RBLN_STATUS_READY);
+	KUNIT_EXPECT_EQ(test, idle.utilization, 0U);
+	KUNIT_EXPECT_GT(test, idle.temperature_mc, 0);
+	KUNIT_EXPECT_GT(test, idle.power_uw, 0ULL);
+
+	/* A window that ended now, busy all along: every sensor follows. */
+	spin_lock(&rdev->busy.lock);
+	rdev->busy.sample_time_ns = ktime_get_ns() - NSEC_PER_SEC;
+	rdev->busy.total_ns += NSEC_PER_SEC;
+	spin_unlock(&rdev->busy.lock);
 	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_DEVICE_STATUS, &s), 0);
-	KUNIT_EXPECT_EQ(test, s.status, (u32)DRM_RBLN_STATUS_READY);
+	KUNIT_EXPECT_GE(test, s.utilization, 90U);
 	KUNIT_EXPECT_LE(test, s.utilization, 100U);
-	KUNIT_EXPECT_GT(test, s.temperature_mc, 0);
-	KUNIT_EXPECT_GT(test, s.power_uw, 0ULL);
+	KUNIT_EXPECT_GT(test, s.temperature_mc, idle.temperature_mc);
+	KUNIT_EXPECT_GT(test, s.power_uw, idle.power_uw);
+	KUNIT_EXPECT_NE(test, s.pstate, idle.pstate);
+	KUNIT_EXPECT_GE(test, s.busy_ns, idle.busy_ns + NSEC_PER_SEC);
 
 	s = (struct drm_rbln_device_status){ .flags = 1 };
 	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, file, DRM_IOCTL_RBLN_DEVICE_STATUS, &s),

@@ -254,7 +254,10 @@ static void rbln_submit_all_or_nothing(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0xab, 64));
 }
 
-/* Jobs over 64 KiB go through the engine's queue; bytes arrive, busy time counts. */
+/*
+ * Jobs over 64 KiB go through the engine's queue (with REPORT_END a job run
+ * inside SUBMIT says so; one of 64 KiB does); bytes arrive, busy time counts.
+ */
 static void rbln_submit_queued_job_copies(struct kunit *test)
 {
 	struct fixture *f = test->priv;
@@ -267,15 +270,22 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 		  .dst_offset = SZ_32K + SZ_16K, .size = SZ_16K },
 		{ .src_handle = f->host, .dst_handle = f->il, .size = SZ_16K },
 	};
-	struct drm_rbln_submit a = job(test, EHDMA, 0, c, 3);
+	struct drm_rbln_submit a = job(test, EHDMA, 0, c, 3), direct = job(test, EHDMA, 0, c, 2);
 	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[EHDMA];
-	u64 busy = atomic64_read(&engine->busy_ns);
+	u64 busy;
 	u32 i;
 	int status;
 
 	for (i = 0; i < SZ_64K; i++)
 		((u8 *)src->vaddr)[i] = i * 7 + i / 251;
+	direct.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &direct), 0);
+	KUNIT_EXPECT_EQ_MSG(test, direct.ended, 1U, "64 KiB for an idle engine runs inside SUBMIT");
+	memset(c0->vaddr, 0, SZ_64K);
+	busy = atomic64_read(&engine->busy_ns);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "80 KiB is queued");
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
 	KUNIT_EXPECT_EQ(test, memcmp(c0->vaddr, src->vaddr, SZ_32K + SZ_16K), 0);

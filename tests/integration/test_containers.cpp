@@ -2,13 +2,13 @@
 // crun through rbln-container-runtime, against the real module.  The host's
 // /usr and the build tree are bound in read-only so rbln-smi runs inside.
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "container_util.h"
 
@@ -187,23 +187,30 @@ TEST_F(Containers, BadValueFailsTheStartAndChangesNothing)
 	EXPECT_EQ(r.config, c) << "config.json was changed";
 }
 
+// Nodes of both NPUs are made in the root file system beforehand, the same
+// way, so neither needs mknod inside: the granted one opening is the control,
+// and the other one's refusal can come from the device cgroup alone.
 TEST_F(Containers, UngrantedNodeIsRefusedByTheDeviceCgroup)
 {
-	auto npu0 = sim_device(0);
-	ASSERT_TRUE(npu0);
-	struct stat st{};
-	ASSERT_EQ(::stat(npu0->node.c_str(), &st), 0);
-	std::string script = "exec 3<>/dev/rbln1 && echo granted-open; "
-			     "mknod /tmp/npu0 c " + std::to_string(major(st.st_rdev)) + " " +
-			     std::to_string(minor(st.st_rdev)) + " 2>&1; "
-			     "(exec 4<>/tmp/npu0 && echo ungranted-open) 2>&1; true";
-	json c = base_config(script);
+	const fs::path nodes = fs::path(base_) / "rootfs/nodes";
+	fs::create_directories(nodes);
+	for (unsigned npu : {0u, 1u}) {
+		auto dev = sim_device(npu);
+		ASSERT_TRUE(dev);
+		struct stat st{};
+		ASSERT_EQ(::stat(dev->node.c_str(), &st), 0);
+		const fs::path node = nodes / ("npu" + std::to_string(npu));
+		fs::remove(node);
+		ASSERT_EQ(::mknod(node.c_str(), S_IFCHR | 0666, st.st_rdev), 0) << node << ": " << strerror(errno);
+	}
+	json c = base_config("for n in 1 0; do (exec 3<>/nodes/npu$n && echo npu$n-opened) 2>&1; done; true");
 	c["process"]["env"].push_back("RBLN_VISIBLE_DEVICES=1");
 	make_privileged(c);
 	Outcome r = run(c);
+	fs::remove_all(nodes);
 	ASSERT_EQ(r.exit, 0) << r.out;
-	EXPECT_NE(r.out.find("granted-open"), std::string::npos) << r.out;
-	EXPECT_EQ(r.out.find("ungranted-open"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("npu1-opened"), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("npu0-opened"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("Operation not permitted"), std::string::npos) << r.out;
 }
 

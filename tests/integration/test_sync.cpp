@@ -25,6 +25,7 @@ using namespace rbln::test;
 namespace {
 
 constexpr uint64_t k4K = 4096;
+constexpr uint64_t kStage = 256 * 1024;
 
 uint64_t param(int fd, uint32_t p)
 {
@@ -113,8 +114,10 @@ protected:
 	uint64_t used_ = 0;
 };
 
-// The Rebel100 pattern: chiplets 1-3 each produce 4 KiB (Neural DMA), Task
-// DMA gathers them on chiplet 0, External HDMA takes them to the host.
+// The Rebel100 pattern: chiplets 1-3 each produce a stage (Neural DMA), Task
+// DMA gathers them on chiplet 0, External HDMA takes them to the host.  Stages
+// are over the 64 KiB a job may run inside SUBMIT, so every job goes through
+// its engine's scheduler and only the fences keep them in order.
 struct Chain {
 	int fd;
 	Buffer src[4], mid[4], gather, host;
@@ -124,12 +127,12 @@ struct Chain {
 	explicit Chain(int f) : fd(f)
 	{
 		for (uint32_t c = 1; c <= 3; c++) {
-			src[c] = make_buffer(fd, k4K, 0, c);
-			mid[c] = make_buffer(fd, k4K, 0, c);
+			src[c] = make_buffer(fd, kStage, 0, c);
+			mid[c] = make_buffer(fd, kStage, 0, c);
 			produced[c] = syncobj_create(fd);
 		}
-		gather = make_buffer(fd, 4 * k4K, 0, 0);
-		host = make_buffer(fd, 4 * k4K, DRM_RBLN_BO_HOST, 0);
+		gather = make_buffer(fd, 4 * kStage, 0, 0);
+		host = make_buffer(fd, 4 * kStage, DRM_RBLN_BO_HOST, 0);
 		gathered = syncobj_create(fd);
 		delivered = syncobj_create(fd);
 	}
@@ -149,30 +152,30 @@ struct Chain {
 	{
 		std::mt19937_64 rng(seed);
 		for (uint32_t c = 1; c <= 3; c++)
-			for (uint64_t i = 0; i < k4K; i++)
+			for (uint64_t i = 0; i < kStage; i++)
 				src[c].map[i] = static_cast<uint8_t>(rng());
-		std::memset(host.map, 0, 4 * k4K);
+		std::memset(host.map, 0, 4 * kStage);
 	}
 	// Submits the three stages; no stage waits in user space.
 	void submit()
 	{
 		for (uint32_t c = 1; c <= 3; c++)
 			ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_NEURAL_DMA, c,
-					      {{src[c].handle, mid[c].handle, 0, 0, k4K}}, {},
+					      {{src[c].handle, mid[c].handle, 0, 0, kStage}}, {},
 					      produced[c], &seq_produce[c]), 0);
 		std::vector<drm_rbln_copy> g;
 		for (uint32_t c = 1; c <= 3; c++)
-			g.push_back({mid[c].handle, gather.handle, 0, c * k4K, k4K});
+			g.push_back({mid[c].handle, gather.handle, 0, c * kStage, kStage});
 		ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, g,
 				      {produced[1], produced[2], produced[3]}, gathered, &seq_gather), 0);
 		ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0,
-				      {{gather.handle, host.handle, k4K, k4K, 3 * k4K}}, {gathered},
+				      {{gather.handle, host.handle, kStage, kStage, 3 * kStage}}, {gathered},
 				      delivered, &seq_deliver), 0);
 	}
 	bool intact() const
 	{
 		for (uint32_t c = 1; c <= 3; c++)
-			if (std::memcmp(host.map + c * k4K, src[c].map, k4K))
+			if (std::memcmp(host.map + c * kStage, src[c].map, kStage))
 				return false;
 		return true;
 	}
@@ -180,12 +183,20 @@ struct Chain {
 
 } // namespace
 
+// Each round holds one producer's engine until the later stages are in: the
+// gather must wait for it (a driver ignoring in_syncs runs it at once).
 TEST_F(Sync, Rebel100ChainJoinedBySyncobjsKeepsTheBytes)
 {
 	Chain chain(fd_.get());
 	for (int round = 0; round < 20; round++) {
+		const std::string held = std::to_string(round % 3 + 1) + " neural_dma";
 		chain.fill(round);
+		ASSERT_EQ(debugfs_write(1, "hang", held), 0);
 		chain.submit();
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		EXPECT_EQ(syncobj_wait(fd_.get(), chain.gathered, 0), ETIME)
+			<< "round " << round << ": the gather did not wait for chiplet " << held;
+		ASSERT_EQ(debugfs_write(1, "hang", held + " 0"), 0);
 		ASSERT_EQ(syncobj_wait(fd_.get(), chain.delivered, 10'000), 0);
 		ASSERT_TRUE(chain.intact()) << "round " << round;
 		EXPECT_EQ(wait_job(fd_.get(), chain.seq_deliver), 0);
@@ -211,7 +222,7 @@ TEST_F(Sync, HungFirstStageHoldsTheChainUntilItsTimeoutThenAllFail)
 		EXPECT_EQ(wait_job(fd_.get(), chain.seq_produce[2]), -ETIMEDOUT);
 		EXPECT_EQ(wait_job(fd_.get(), chain.seq_produce[1]), 0);
 		EXPECT_EQ(wait_job(fd_.get(), chain.seq_produce[3]), 0);
-		for (uint64_t i = 0; i < 4 * k4K; i++)
+		for (uint64_t i = 0; i < 4 * kStage; i++)
 			ASSERT_EQ(chain.host.map[i], 0) << "nothing delivered, at " << i;
 	}
 	// The engine was reset and works again; so does the chain.

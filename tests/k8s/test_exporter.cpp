@@ -168,7 +168,7 @@ TEST_F(Exporter, PrometheusStoresWhatRblnSmiShows)
 
 TEST_F(Exporter, PodResourcesGivePodLabels)
 {
-	const auto npu1 = rbln::Device::open(1).info().uuid;
+	const auto npu0 = rbln::Device::open(0).info().uuid, npu1 = rbln::Device::open(1).info().uuid;
 	v1::ListPodResourcesResponse pods;
 	auto *pod = pods.add_pod_resources();
 	pod->set_name("trainer-0");
@@ -178,12 +178,14 @@ TEST_F(Exporter, PodResourcesGivePodLabels)
 	auto *d = c->add_devices();
 	d->set_resource_name("rebellions.ai/REBEL");
 	d->add_device_ids(npu1);
-	// Another vendor's device with the same id must not count.
+	// Another vendor's devices with the NPUs' ids must not count: NPU 0 is
+	// nobody's, NPU 1 stays main's.
 	auto *other = pod->add_containers();
 	other->set_name("sidecar");
 	auto *g = other->add_devices();
 	g->set_resource_name("example.com/gpu");
-	g->add_device_ids("unrelated");
+	g->add_device_ids(npu0);
+	g->add_device_ids(npu1);
 	PodResourcesStandIn kubelet(dir_ + "/kubelet.sock", pods);
 
 	const auto text = start(dir_ + "/kubelet.sock");
@@ -195,6 +197,7 @@ TEST_F(Exporter, PodResourcesGivePodLabels)
 			EXPECT_NE(l.find("namespace=\"ml\""), std::string::npos) << l;
 			EXPECT_NE(l.find("container=\"main\""), std::string::npos) << l;
 		} else {
+			EXPECT_NE(l.find(npu0), std::string::npos) << l;
 			EXPECT_EQ(l.find("pod="), std::string::npos) << l;
 		}
 	}

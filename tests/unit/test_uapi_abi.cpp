@@ -1,19 +1,23 @@
-// The UAPI is frozen once released: these are the sizes and offsets user space
-// was built against.  A failure here means an ABI break, not a test to update;
-// structs may only grow at the end (and then only the size check changes).
+// The UAPI is frozen once released: these are the sizes, offsets and values
+// user space was built against, written as literals.  A failure here means an
+// ABI break, not a test to update; structs may only grow at the end (and then
+// only the size check changes), and anything added is a new interface version.
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "rbln_drm.h"
 
 #define EXPECT_FIELD(type, field, offset) EXPECT_EQ(offsetof(type, field), size_t{offset}) << #field
-
-TEST(UapiAbi, VersionRangeIsConsistent)
-{
-	EXPECT_GE(DRM_RBLN_UAPI_VERSION, DRM_RBLN_UAPI_COMPAT_VERSION);
-	EXPECT_GE(DRM_RBLN_UAPI_COMPAT_VERSION, 1);
-}
 
 TEST(UapiAbi, GetParamLayout)
 {
@@ -106,7 +110,6 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_submit_batch, submitted, 20);
 	EXPECT_FIELD(drm_rbln_submit_batch, error, 24);
 	EXPECT_FIELD(drm_rbln_submit_batch, reserved, 28);
-	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT_BATCH, DRM_IOWR(DRM_COMMAND_BASE + 0x0d, drm_rbln_submit_batch));
 
 	EXPECT_EQ(sizeof(drm_rbln_wait), 24u);
 	EXPECT_FIELD(drm_rbln_wait, seqno, 0);
@@ -154,6 +157,8 @@ TEST(UapiAbi, ClientListLayouts)
 	EXPECT_FIELD(drm_rbln_device_status, pstate, 24);
 	EXPECT_FIELD(drm_rbln_device_status, reserved, 28);
 	EXPECT_FIELD(drm_rbln_device_status, memory_total, 32);
+	EXPECT_FIELD(drm_rbln_device_status, memory_used, 40);
+	EXPECT_FIELD(drm_rbln_device_status, memory_placed, 48);
 	EXPECT_FIELD(drm_rbln_device_status, busy_ns, 56);
 	EXPECT_EQ(sizeof(drm_rbln_reset), 8u);
 	EXPECT_FIELD(drm_rbln_reset, flags, 0);
@@ -166,50 +171,228 @@ TEST(UapiAbi, ClientListLayouts)
 	EXPECT_FIELD(drm_rbln_list_clients, reserved, 20);
 }
 
-TEST(UapiAbi, IoctlNumbersAreStable)
+namespace {
+
+// A name of the header, its value there and the value it was released with.
+struct Pin {
+	std::string name, value, frozen;
+};
+
+template <typename T>
+	requires std::is_integral_v<T> || std::is_enum_v<T>
+std::string text(T v)
 {
-	EXPECT_EQ(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443ul);
-	// SUBMIT grew in interface 10 (48 -> 80 bytes) and 11 (88); the DRM
-	// core dispatches by number and copies the caller's size, so 0xc0306444
-	// and 0xc0506444 of older binaries still work (the VM test
-	// Sync.OldSubmitStructStillWorks).
-	EXPECT_EQ(DRM_IOCTL_RBLN_SUBMIT, 0xc0586444ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_WAIT, 0xc0186445ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_RELEASE, 0xc0086448ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449ul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_RECLAIM, 0xc018644aul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_RESET, 0xc008644bul);
-	EXPECT_EQ(DRM_IOCTL_RBLN_DEVICE_STATUS, 0xc040644cul);
+	return std::to_string(uint64_t(v));
+}
+std::string text(const char *s) { return s; }
+
+#define PIN(name, frozen) Pin{#name, text(name), text(frozen)}
+#define SIZE(type, frozen) Pin{"struct " #type, text(sizeof(type)), text(frozen)}
+
+const std::vector<Pin> &pins()
+{
+	static const std::vector<Pin> all = {
+		PIN(DRM_RBLN_UAPI_VERSION, 13),
+		PIN(DRM_RBLN_UAPI_COMPAT_VERSION, 1),
+		PIN(DRM_RBLN_PCI_VENDOR_ID, 0x1eff),
+
+		PIN(DRM_RBLN_GET_PARAM, 0x00),
+		PIN(DRM_RBLN_DEVICE_INFO, 0x01),
+		PIN(DRM_RBLN_BO_CREATE, 0x02),
+		PIN(DRM_RBLN_BO_INFO, 0x03),
+		PIN(DRM_RBLN_SUBMIT, 0x04),
+		PIN(DRM_RBLN_WAIT, 0x05),
+		PIN(DRM_RBLN_CLIENT_USAGE, 0x06),
+		PIN(DRM_RBLN_ACQUIRE, 0x07),
+		PIN(DRM_RBLN_RELEASE, 0x08),
+		PIN(DRM_RBLN_LIST_CLIENTS, 0x09),
+		PIN(DRM_RBLN_RECLAIM, 0x0a),
+		PIN(DRM_RBLN_RESET, 0x0b),
+		PIN(DRM_RBLN_DEVICE_STATUS, 0x0c),
+		PIN(DRM_RBLN_SUBMIT_BATCH, 0x0d),
+		PIN(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440),
+		PIN(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441),
+		PIN(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442),
+		PIN(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443),
+		// SUBMIT grew in interface 10 (48 -> 80 bytes) and 11 (88); the DRM
+		// core dispatches by number and copies the caller's size, so
+		// 0xc0306444 and 0xc0506444 of older binaries still work (the VM
+		// test Sync.OldSubmitStructStillWorks).
+		PIN(DRM_IOCTL_RBLN_SUBMIT, 0xc0586444),
+		PIN(DRM_IOCTL_RBLN_WAIT, 0xc0186445),
+		PIN(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446),
+		PIN(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447),
+		PIN(DRM_IOCTL_RBLN_RELEASE, 0xc0086448),
+		PIN(DRM_IOCTL_RBLN_LIST_CLIENTS, 0xc0186449),
+		PIN(DRM_IOCTL_RBLN_RECLAIM, 0xc018644a),
+		PIN(DRM_IOCTL_RBLN_RESET, 0xc008644b),
+		PIN(DRM_IOCTL_RBLN_DEVICE_STATUS, 0xc040644c),
+		PIN(DRM_IOCTL_RBLN_SUBMIT_BATCH, 0xc020644d),
+
+		PIN(DRM_RBLN_SKU_UNKNOWN, 0),
+		PIN(DRM_RBLN_SKU_ATOM, 1),
+		PIN(DRM_RBLN_SKU_ATOM_MAX, 2),
+		PIN(DRM_RBLN_SKU_REBEL100, 3),
+		PIN(DRM_RBLN_STATUS_READY, 0),
+		PIN(DRM_RBLN_STATUS_BUSY, 1),
+		PIN(DRM_RBLN_STATUS_INIT, 2),
+		PIN(DRM_RBLN_STATUS_FAULT, 3),
+		PIN(DRM_RBLN_STATUS_FINISH, 4),
+		PIN(DRM_RBLN_ENGINE_NEURAL_DMA, 0),
+		PIN(DRM_RBLN_ENGINE_TASK_DMA, 1),
+		PIN(DRM_RBLN_ENGINE_DEVICE_HDMA, 2),
+		PIN(DRM_RBLN_ENGINE_EXTERNAL_HDMA, 3),
+		PIN(DRM_RBLN_ENGINE_COUNT, 4),
+
+		PIN(DRM_RBLN_CAP_SIMULATED, 1u << 0),
+		PIN(DRM_RBLN_CAP_ACCEL_NODE, 1u << 1),
+		PIN(DRM_RBLN_CAP_MEMORY, 1u << 2),
+		PIN(DRM_RBLN_CAP_DMA, 1u << 3),
+		PIN(DRM_RBLN_CAP_FDINFO, 1u << 4),
+		PIN(DRM_RBLN_CAP_ACQUIRE, 1u << 5),
+		PIN(DRM_RBLN_CAP_EVENTS, 1u << 6),
+		PIN(DRM_RBLN_CAP_SYNCOBJ, 1u << 7),
+
+		PIN(DRM_RBLN_PARAM_UAPI_VERSION, 0),
+		PIN(DRM_RBLN_PARAM_UAPI_COMPAT_VERSION, 1),
+		PIN(DRM_RBLN_PARAM_DEVICE_INDEX, 2),
+		PIN(DRM_RBLN_PARAM_SKU, 3),
+		PIN(DRM_RBLN_PARAM_PCI_DEVICE_ID, 4),
+		PIN(DRM_RBLN_PARAM_CHIPLET_COUNT, 5),
+		PIN(DRM_RBLN_PARAM_CAPABILITIES, 6),
+		PIN(DRM_RBLN_PARAM_STATUS, 7),
+		PIN(DRM_RBLN_PARAM_MEMORY_TOTAL, 8),
+		PIN(DRM_RBLN_PARAM_MEMORY_USED, 9),
+		PIN(DRM_RBLN_PARAM_ENGINE_MASK, 10),
+		PIN(DRM_RBLN_PARAM_BUSY_NS, 11),
+		PIN(DRM_RBLN_PARAM_MEMORY_PLACED, 12),
+		PIN(DRM_RBLN_PARAM_JOB_MAX_BYTES, 13),
+		PIN(DRM_RBLN_GET_PARAM_CHIPLET, 1u << 0),
+
+		PIN(DRM_RBLN_BO_EAGER, 1u << 0),
+		PIN(DRM_RBLN_BO_HOST, 1u << 1),
+		PIN(DRM_RBLN_BO_CREATE_FLAGS, 0x3),
+		PIN(DRM_RBLN_BO_PLACED, 1u << 31),
+		PIN(DRM_RBLN_CHIPLET_INTERLEAVED, 0xffffffff),
+		PIN(DRM_RBLN_HOST_BO_MAX, 1ull << 30),
+		PIN(DRM_RBLN_MAX_COPIES, 4096),
+		PIN(DRM_RBLN_LABEL_MAX, 64),
+		PIN(DRM_RBLN_MAX_INFLIGHT, 256),
+		PIN(DRM_RBLN_MAX_IN_SYNCS, 64),
+		PIN(DRM_RBLN_SUBMIT_REPORT_END, 1u << 0),
+		PIN(DRM_RBLN_MAX_BATCH, 64),
+
+		PIN(DRM_RBLN_CLIENT_ACQUIRED, 1u << 0),
+		PIN(DRM_RBLN_CLIENT_STALE, 1u << 1),
+		PIN(DRM_RBLN_CLIENT_SELF, 1u << 2),
+		PIN(DRM_RBLN_CLIENT_REVOKED, 1u << 3),
+		PIN(DRM_RBLN_RECLAIM_FORCE, 1u << 0),
+		PIN(DRM_RBLN_RESET_FORCE, 1u << 0),
+
+		PIN(RBLN_GENL_NAME, "rbln"),
+		PIN(RBLN_GENL_VERSION, 1),
+		PIN(RBLN_GENL_MCGRP_EVENTS, "events"),
+		PIN(RBLN_GENL_CMD_UNSPEC, 0),
+		PIN(RBLN_GENL_CMD_EVENT, 1),
+		PIN(RBLN_GENL_ATTR_UNSPEC, 0),
+		PIN(RBLN_GENL_ATTR_PAD, 1),
+		PIN(RBLN_GENL_ATTR_EVENT, 2),
+		PIN(RBLN_GENL_ATTR_DEVICE, 3),
+		PIN(RBLN_GENL_ATTR_CHIPLET, 4),
+		PIN(RBLN_GENL_ATTR_ENGINE, 5),
+		PIN(RBLN_GENL_ATTR_CLIENT, 6),
+		PIN(RBLN_GENL_ATTR_PID, 7),
+		PIN(RBLN_GENL_ATTR_BYTES, 8),
+		PIN(RBLN_GENL_ATTR_MAX, 8),
+		PIN(RBLN_GENL_EVENT_DEVICE_ADDED, 1),
+		PIN(RBLN_GENL_EVENT_DEVICE_REMOVED, 2),
+		PIN(RBLN_GENL_EVENT_ACQUIRED, 3),
+		PIN(RBLN_GENL_EVENT_RELEASED, 4),
+		PIN(RBLN_GENL_EVENT_RECLAIMED, 5),
+		PIN(RBLN_GENL_EVENT_JOB_TIMEOUT, 6),
+		PIN(RBLN_GENL_EVENT_FAULT, 7),
+		PIN(RBLN_GENL_EVENT_MEMORY_ERROR, 8),
+		PIN(RBLN_GENL_EVENT_RESET, 9),
+
+		SIZE(drm_rbln_get_param, 24),
+		SIZE(drm_rbln_device_info, 208),
+		SIZE(drm_rbln_bo_create, 24),
+		SIZE(drm_rbln_bo_info, 40),
+		SIZE(drm_rbln_copy, 32),
+		SIZE(drm_rbln_sync, 16),
+		SIZE(drm_rbln_submit, 88),
+		SIZE(drm_rbln_submit_batch, 32),
+		SIZE(drm_rbln_wait, 24),
+		SIZE(drm_rbln_client_usage, 72),
+		SIZE(drm_rbln_acquire, 8),
+		SIZE(drm_rbln_client, 56),
+		SIZE(drm_rbln_list_clients, 24),
+		SIZE(drm_rbln_reclaim, 24),
+		SIZE(drm_rbln_device_status, 64),
+		SIZE(drm_rbln_reset, 8),
+	};
+	return all;
 }
 
-TEST(UapiAbi, EnumValuesAreStable)
+// FNV-1a of every pin but the version itself, in name order.
+uint64_t fingerprint()
 {
-	EXPECT_EQ(DRM_RBLN_STATUS_READY, 0);
-	EXPECT_EQ(DRM_RBLN_STATUS_BUSY, 1);
-	EXPECT_EQ(DRM_RBLN_STATUS_INIT, 2);
-	EXPECT_EQ(DRM_RBLN_STATUS_FAULT, 3);
-	EXPECT_EQ(DRM_RBLN_STATUS_FINISH, 4);
-	EXPECT_EQ(DRM_RBLN_SKU_ATOM, 1);
-	EXPECT_EQ(DRM_RBLN_SKU_ATOM_MAX, 2);
-	EXPECT_EQ(DRM_RBLN_SKU_REBEL100, 3);
-	EXPECT_EQ(DRM_RBLN_ENGINE_EXTERNAL_HDMA, 3);
-	EXPECT_EQ(DRM_RBLN_PARAM_BUSY_NS, 11);
-	EXPECT_EQ(DRM_RBLN_PARAM_MEMORY_PLACED, 12);
-	EXPECT_EQ(DRM_RBLN_PARAM_JOB_MAX_BYTES, 13);
-	EXPECT_EQ(DRM_RBLN_BO_EAGER, 1u);
-	EXPECT_EQ(DRM_RBLN_BO_HOST, 2u);
-	EXPECT_EQ(DRM_RBLN_CHIPLET_INTERLEAVED, 0xffffffffu);
-	EXPECT_EQ(DRM_RBLN_MAX_COPIES, 4096);
-	EXPECT_EQ(DRM_RBLN_LABEL_MAX, 64);
-	EXPECT_EQ(DRM_RBLN_MAX_INFLIGHT, 256);
-	EXPECT_EQ(RBLN_GENL_ATTR_EVENT, 2);
-	EXPECT_EQ(RBLN_GENL_ATTR_BYTES, 8);
-	EXPECT_EQ(RBLN_GENL_EVENT_DEVICE_ADDED, 1);
-	EXPECT_EQ(RBLN_GENL_EVENT_MEMORY_ERROR, 8);
-	EXPECT_EQ(RBLN_GENL_EVENT_RESET, 9);
+	std::vector<Pin> sorted = pins();
+	std::ranges::sort(sorted, {}, &Pin::name);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const auto &p : sorted)
+		if (p.name != "DRM_RBLN_UAPI_VERSION")
+			for (char c : p.name + '=' + p.frozen + ';')
+				h = (h ^ uint8_t(c)) * 0x100000001b3ull;
+	return h;
+}
+
+// The fingerprint of each released interface.  A released one never changes:
+// whatever changes the pins is a new version, with a line of its own here.
+constexpr struct {
+	unsigned version;
+	uint64_t fingerprint;
+} kReleased[] = {
+	{12, 0x7a9efb74d8579398},
+};
+
+} // namespace
+
+TEST(UapiAbi, EveryConstantHasItsReleasedValue)
+{
+	for (const auto &p : pins())
+		EXPECT_EQ(p.value, p.frozen) << p.name;
+}
+
+// A name of the header not pinned above would escape the freeze.
+TEST(UapiAbi, EveryNameOfTheHeaderIsPinned)
+{
+	std::ifstream in(RBLN_UAPI_HEADER);
+	ASSERT_TRUE(in) << RBLN_UAPI_HEADER;
+	std::stringstream text;
+	text << in.rdbuf();
+	const std::string header = text.str();
+	const std::regex name(R"(^#define\s+((?:DRM_RBLN|DRM_IOCTL_RBLN|RBLN_GENL)_\w+))"
+			      R"(|^\s+((?:DRM_RBLN|RBLN_GENL)_\w+)\s*[=,])"
+			      R"(|^struct (drm_rbln_\w+) \{)", std::regex::multiline);
+	std::set<std::string> pinned;
+	for (const auto &p : pins())
+		pinned.insert(p.name);
+	size_t found = 0;
+	for (std::sregex_iterator m(header.begin(), header.end(), name), end; m != end; ++m, ++found) {
+		const std::string n = (*m)[1].matched ? (*m)[1] : (*m)[2].matched ? (*m)[2] : "struct " + (*m)[3].str();
+		EXPECT_TRUE(pinned.contains(n)) << n << " is not pinned here: freeze it, and give it a new interface version";
+	}
+	EXPECT_EQ(found, pinned.size()) << "pins of names the header no longer has";
+}
+
+// A forgotten version bump: the pins changed but DRM_RBLN_UAPI_VERSION did not.
+TEST(UapiAbi, TheInterfaceIsTheReleasedOneOfItsVersion)
+{
+	const auto *r = std::ranges::find(kReleased, unsigned{DRM_RBLN_UAPI_VERSION}, [](const auto &e) { return e.version; });
+	ASSERT_NE(r, std::end(kReleased)) << "version " << DRM_RBLN_UAPI_VERSION << " has no line in kReleased; it is "
+					  << std::hex << "0x" << fingerprint();
+	EXPECT_EQ(fingerprint(), r->fingerprint) << std::hex << "0x" << fingerprint()
+						 << ": the interface differs from the released version " << std::dec
+						 << r->version << ": bump DRM_RBLN_UAPI_VERSION";
 }

@@ -10,7 +10,8 @@
 #     -i       interactive: the command gets the terminal (make shell)
 #
 # RBLN_VM_MEM (MiB, default 2048), RBLN_VM_CPUS (default 2), RBLN_VM_TIMEOUT
-# (seconds, default 1800).
+# (seconds, default 1800), RBLN_VM_QEMU_ARGS (more qemu arguments, split at
+# spaces, e.g. a second NUMA node).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,6 +69,8 @@ qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"
 	-nic none -display none -no-reboot -monitor none -serial stdio)
+read -ra extra <<<"${RBLN_VM_QEMU_ARGS:-}"
+qemu+=("${extra[@]}")
 
 if [ "$interactive" = 1 ]; then
 	"${qemu[@]}"
