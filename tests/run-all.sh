@@ -153,7 +153,7 @@ fi
 # history, on one kernel (the library's fallbacks do not depend on it).
 ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
 if [ -n "$ok" ]; then
-	echo "=== libdevmgr against rbln.ko of interfaces 9, 10 and 11 on $ok"
+	echo "=== libdevmgr against rbln.ko of interfaces 9, 10, 11 and 12 on $ok"
 	out=$build/vm/old-drivers
 	"$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"
 	vm_rc=$?
@@ -168,6 +168,18 @@ if [ -n "$ok" ]; then
 		fi
 		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
 	fi
+
+	# The device plugin's NUMA topology needs NPUs on a node other than 0
+	# (the suite's one-node VMs skip that test): a VM with two.
+	echo "=== the device plugin's NUMA topology in a VM with two NUMA nodes on $ok"
+	out=$build/vm/numa
+	RBLN_VM_QEMU_ARGS="-object memory-backend-ram,id=m0,size=1G -numa node,nodeid=0,cpus=0,memdev=m0 \
+-object memory-backend-ram,id=m1,size=1G -numa node,nodeid=1,cpus=1,memdev=m1" \
+		"$top/tests/vm/run-vm.sh" -o "$out" "$ok" env RBLN_SUITE_ONLY=rbln_k8s_tests \
+		GTEST_FILTER='DevicePlugin.TopologyFollowsTheNpusNodes' "$top/tests/vm/suite.sh"
+	vm_rc=$?
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
+	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc"
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi

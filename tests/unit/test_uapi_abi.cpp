@@ -354,6 +354,7 @@ constexpr struct {
 	uint64_t fingerprint;
 } kReleased[] = {
 	{12, 0x7a9efb74d8579398},
+	{13, 0x2cf4e484df932301},
 };
 
 } // namespace
