@@ -304,6 +304,9 @@ struct rbln_device *rbln_device_create(struct device *parent,
 
 	if (WARN_ON(!info->sku || info->sku->chiplets > RBLN_MAX_CHIPLETS))
 		return ERR_PTR(-EINVAL);
+	/* A backend without a job limit would have every SUBMIT refused. */
+	if (WARN_ON(!info->job_max_bytes))
+		return ERR_PTR(-EINVAL);
 	/* Each chiplet's memory must fit its window of device addresses. */
 	if (div_u64(info->memory_total, info->sku->chiplets) > RBLN_CHIPLET_WINDOW)
 		return ERR_PTR(-EINVAL);

@@ -431,13 +431,13 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 		ret = rbln_job_read_label(job, args->label);
 	if (!ret)
 		ret = rbln_job_read_copies(job, args);
-	for (i = 0; !ret && i < job->hw.count; i++) {
-		ret = rbln_job_check_copy(job, file, i);
-		job->hw.bytes += job->copies[i].size;
-		/* Ranges checked: no sum of sizes overflows before it passes the limit. */
-		if (!ret && job->hw.bytes > engine->chiplet->rdev->info.job_max_bytes)
+	/* The limit first: a refused job has looked up and placed nothing. */
+	for (i = 0; !ret && i < job->hw.count; i++)
+		if (check_add_overflow(job->hw.bytes, job->copies[i].size, &job->hw.bytes) ||
+		    job->hw.bytes > engine->chiplet->rdev->info.job_max_bytes)
 			ret = -EINVAL;
-	}
+	for (i = 0; !ret && i < job->hw.count; i++)
+		ret = rbln_job_check_copy(job, file, i);
 	if (ret) {
 		rbln_job_put(job);
 		return ERR_PTR(ret);

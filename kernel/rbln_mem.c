@@ -220,7 +220,12 @@ u64 rbln_mem_revoke_client(struct rbln_device *rdev, u64 client_id)
 	mutex_lock(&rdev->bos_lock);
 	list_for_each_entry(bo, &rdev->bos, link)
 		n++;
-	victims = kvcalloc(n, sizeof(*victims), GFP_KERNEL_ACCOUNT);
+	/*
+	 * Sized by every user's buffers, so not charged to the one who reclaims
+	 * (an admin's RECLAIM must not fail on a cgroup others filled); without
+	 * it the handles' deletion still frees the buffers, uncounted.
+	 */
+	victims = kvcalloc(n, sizeof(*victims), GFP_KERNEL);
 	n = 0;
 	if (victims)
 		list_for_each_entry(bo, &rdev->bos, link)

@@ -309,9 +309,14 @@ struct drm_rbln_sync {
  * simulator), so that a job ends well inside the scheduler's timeout
  * (module parameter job_timeout_ms, default 1000) and a reset stops it at
  * once: split a larger transfer into several jobs (libdevmgr's submit()
- * does).  A job still running at the timeout ends with -ETIMEDOUT within
- * job_timeout_ms plus 50 ms (the engine is reset and takes the next job).
- * Earlier drivers had no limit: their timeout waited for a running copy.
+ * does).  A job still running at the timeout ends with -ETIMEDOUT about
+ * job_timeout_ms plus 50 ms after it started (the engine is reset and takes
+ * the next job): 50 ms is what a backend's reset is bound to, for memory it
+ * reaches at full speed; the timeout's own work item may start late on a
+ * loaded system.  A job over the limit is refused whatever the caller's
+ * interface version: an older caller's job of more bytes fails with -EINVAL
+ * (earlier drivers had no limit, and their timeout waited for a running
+ * copy).
  *
  * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
  * small job for an idle engine may run to its end inside SUBMIT.  Then .ended
