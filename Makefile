@@ -126,6 +126,7 @@ install: userspace
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)/cmake
 	install -D -m 0644 kernel/include/uapi/drm/rbln_drm.h $(DESTDIR)$(PREFIX)/include/rbln/rbln_drm.h
 	install -D -m 0644 udev/70-rbln.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/70-rbln.rules
+	install -D -m 0644 udev/72-rbln-late.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/72-rbln-late.rules
 	install -D -m 0644 udev/rbln.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/rbln.conf
 	install -D -m 0644 udev/71-rbln-cdi.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/71-rbln-cdi.rules
 	install -D -m 0644 systemd/rbln-cdi-refresh.service $(DESTDIR)$(PREFIX)/lib/systemd/system/rbln-cdi-refresh.service

@@ -1,6 +1,7 @@
 // Device nodes after udev: /dev/rblnN and stable links point at the right node,
 // owned by root:rbln with mode 0660, and only group members can open them.
 #include <filesystem>
+#include <sstream>
 
 #include <fcntl.h>
 #include <grp.h>
@@ -42,6 +43,19 @@ int open_as_nobody(const std::string &node, std::vector<gid_t> groups)
 	int status = 0;
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+}
+
+// The udev tags a node has now (CURRENT_TAGS; TAGS keeps every tag it ever
+// had), which 73-seat-late.rules acts on: ":a:b:".
+std::string current_tags(const std::string &node)
+{
+	auto info = run_shell("udevadm info --query=property --name=" + node);
+	EXPECT_EQ(info.exit, 0) << info.out;
+	std::istringstream lines(info.out);
+	for (std::string line; std::getline(lines, line);)
+		if (line.starts_with("CURRENT_TAGS="))
+			return line.substr(13);
+	return {};
 }
 
 } // namespace
@@ -97,6 +111,8 @@ TEST_F(Nodes, OnlyGroupMembersCanOpen)
 	for (const auto &d : devices_) {
 		EXPECT_EQ(open_as_nobody(d.node, {}), EACCES) << d.node;
 		EXPECT_EQ(open_as_nobody(d.node, {grp->gr_gid}), 0) << d.node;
+		// systemd tags every render node for the seat user (an ACL without the group).
+		EXPECT_EQ(current_tags(d.node).find(":uaccess:"), std::string::npos) << d.node;
 	}
 }
 
@@ -118,8 +134,17 @@ TEST_F(Nodes, CardNodeIsNotTheGroups)
 			std::string node = "/dev/dri/" + name;
 			struct stat st {};
 			ASSERT_EQ(stat(node.c_str(), &st), 0) << node;
-			EXPECT_NE(st.st_gid, grp->gr_gid) << node;
+			EXPECT_EQ(st.st_uid, 0u) << node;
+			EXPECT_EQ(st.st_gid, 0u) << node << ": systemd's default would be group video";
+			EXPECT_EQ(st.st_mode & 077, 0u) << node << std::oct << ": mode " << (st.st_mode & 0777);
 			EXPECT_EQ(open_as_nobody(node, {grp->gr_gid}), EACCES) << node;
+			if (struct group *video = getgrnam("video")) {
+				EXPECT_EQ(open_as_nobody(node, {video->gr_gid}), EACCES) << node;
+			}
+			// No seat's: 73-seat-late.rules would give the seat user an ACL.
+			std::string tags = current_tags(node);
+			EXPECT_EQ(tags.find(":uaccess:"), std::string::npos) << node << ": " << tags;
+			EXPECT_EQ(tags.find(":seat:"), std::string::npos) << node << ": " << tags;
 		}
 	}
 	if (kernel_has_accel())

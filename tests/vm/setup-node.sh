@@ -11,6 +11,7 @@ setup_node() {
 	systemd-sysusers "$top/udev/rbln.sysusers" >/dev/null || return 1
 	getent group rbln >/dev/null || { echo "setup-node: group rbln was not created"; return 1; }
 	install -D -m 0644 "$top/udev/70-rbln.rules" /etc/udev/rules.d/70-rbln.rules
+	install -D -m 0644 "$top/udev/72-rbln-late.rules" /etc/udev/rules.d/72-rbln-late.rules
 	"$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)" --daemon || return 1
 	# Loopback (the VM has no NIC): the exporter and Prometheus talk over it.
 	ip link set lo up || return 1
