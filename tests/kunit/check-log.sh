@@ -10,7 +10,7 @@ rc=0
 
 # The kernel's lines (printk times; our progress lines have none).
 "$here/../vm/check-dmesg.sh" --serial "$log" || rc=1
-if ! grep -q -E '^rbln-kunit: lockdep debug_locks: +1$' "$log"; then
+if ! grep -q -E '^rbln-kunit: lockdep +debug_locks: +1$' "$log"; then
 	echo "check-log: lockdep was not on at the end of the run:"
 	grep '^rbln-kunit: lockdep' "$log" || echo "check-log: (no lockdep line: the run did not get that far)"
 	rc=1
