@@ -6,7 +6,8 @@ set -u
 check=$(cd "$(dirname "$0")/../vm" && pwd)/check-dmesg.sh
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-bad=0 n=0
+# shellcheck source=tests/unit/verdict-cases.sh
+. "$(dirname "$0")/verdict-cases.sh"
 
 boot='[    1.000000] Run /init as init process
 [    2.000000] rbln-vm: boot 6.12.0-test'
@@ -19,23 +20,14 @@ stack='[   10.100000] CPU: 1 UID: 0 PID: 321 Comm: rbln_storm Not tainted
 [   10.100005]  </TASK>'
 
 expect() {	# pass|fail, name, [--serial]; the log on stdin
-	local want=$1 name=$2 got
+	local want=$1 name=$2
 	shift 2
-	n=$((n + 1))
 	cat > "$dir/log"
-	if "$check" "$@" "$dir/log" >"$dir/out" 2>&1; then got=pass; else got=fail; fi
-	if [ "$got" = "$want" ]; then
-		echo "ok: $name ($got)"
-	else
-		echo "FAIL: $name: wanted $want, got $got"
-		sed 's/^/    /' "$dir/out"
-		bad=$((bad + 1))
-	fi
+	judge "$want" "$name" "$check" "$@" "$dir/log"
 }
 
 expect pass "a clean log" < <(printf '%s\n%s\n' "$boot" "$end")
-n=$((n + 1))
-if "$check" "$dir/absent" >/dev/null 2>&1; then echo "FAIL: a missing log passed"; bad=$((bad + 1)); else echo "ok: a missing log (fail)"; fi
+judge fail "a missing log" "$check" "$dir/absent"
 expect fail "an empty log" < /dev/null
 expect fail "a log cut short (no end marker)" < <(printf '%s\n' "$boot")
 expect fail "a log without the boot marker" < <(printf '%s\n' "$end")
@@ -65,5 +57,4 @@ unset RBLN_ALLOW_INJECTED_FAILURES
 expect fail "an allocation failure where none is injected" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n%s\n%s\n' \
 	"$boot" "$stack" "$end")
 
-echo "check-dmesg: $((n - bad)) of $n cases as they must be"
-[ "$bad" = 0 ]
+judged check-dmesg

@@ -8,19 +8,11 @@ check=$here/check-hw-boundary.sh
 src=$(cd "$here/../../kernel" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-bad=0 n=0
+# shellcheck source=tests/unit/verdict-cases.sh
+. "$here/verdict-cases.sh"
 
 verdict() {	# want name tree
-	local got
-	n=$((n + 1))
-	if "$check" "$3" >"$dir/out" 2>&1; then got=pass; else got=fail; fi
-	if [ "$got" = "$1" ]; then
-		echo "ok: $2 ($got)"
-	else
-		echo "FAIL: $2: wanted $1, got $got"
-		sed 's/^/    /' "$dir/out"
-		bad=$((bad + 1))
-	fi
+	judge "$1" "$2" "$check" "$3"
 }
 
 breaks() {	# name, file under kernel/, line to add
@@ -45,5 +37,4 @@ breaks "a simulator type" rbln_device.h 'struct rbln_sim_device *sim_of(struct r
 breaks "the simulator's header" rbln_drv.c '#include "sim/rbln_sim.h"'
 breaks "a simulator function" rbln_drv.c 'static void f(void) { rbln_sim_find_device(0); }'
 breaks "memcpy in a core file below kernel/" include/uapi/drm/x.h 'static inline void f(void *a, void *b) { memcpy(a, b, 8); }'
-echo "check-hw-boundary: $((n - bad)) of $n cases as they must be"
-[ "$bad" = 0 ]
+judged check-hw-boundary
