@@ -291,7 +291,11 @@ struct drm_rbln_sync {
  * timeline point fails with the error of the fence given to that point, an
  * imported sync_file with that of its (first failed) fence, a job of the
  * same engine as any other; and a job whose inputs have all ended, some
- * failed, ends inside SUBMIT with REPORT_END as any small job may.
+ * failed, ends inside SUBMIT with REPORT_END as any small job may.  One
+ * limit is the kernel's syncobj, not this driver's: once a later point of the
+ * same timeline exists and the failed point has signalled, the kernel may
+ * collapse the failed point into a signalled one without an error, so wait
+ * for a point before its timeline moves on, or use a binary syncobj.
  * out_sync, if its handle is not 0, gets the job's fence: export it as a
  * sync_file (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD with
  * DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE) to poll() for the job.
