@@ -149,7 +149,7 @@ static void rbln_sim_failed_probe(struct kunit *test)
 {
 	struct device *parent = kunit_device_register(test, "rbln-probe");
 	struct rbln_hw_info info = { .sku = rbln_sku_by_key("atom"), .index = 249,
-				     .memory_total = SZ_16M };
+				     .memory_total = SZ_16M, .job_max_bytes = SZ_16M };
 	struct rbln_device *rdev;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, parent);
