@@ -393,8 +393,7 @@ static void rbln_device_recover(struct rbln_device *rdev)
 {
 	unsigned int i;
 
-	if (rdev->hw->device_reset)
-		rdev->hw->device_reset(rdev);
+	rbln_hw_device_reset(rdev);
 	for (i = 0; i < rdev->nr_chiplets; i++)
 		WRITE_ONCE(rdev->chiplets[i].down, false);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);

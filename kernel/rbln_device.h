@@ -110,7 +110,9 @@ unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
 enum drm_rbln_status rbln_device_status(const struct rbln_device *rdev);
 const char *rbln_status_name(enum drm_rbln_status status);
-const char *rbln_engine_name(enum drm_rbln_engine kind);
+
+/* rbln_drv.c: the DRM driver every device is made of. */
+extern const struct drm_driver rbln_drm_driver;
 
 /* rbln_busy.c */
 void rbln_busy_init(struct rbln_busy *busy);
@@ -138,5 +140,9 @@ void rbln_debugfs_device_fini(struct rbln_device *rdev);
 /* rbln_gem.c */
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* With struct rbln_device known, the core's wrappers of the backend calls. */
+#define RBLN_DEVICE_DEFINED
+#include "rbln_hw.h"
 
 #endif /* RBLN_DEVICE_H */

@@ -24,7 +24,6 @@
 #include <linux/vmalloc.h>
 #include <drm/drm_print.h>
 
-#include "../rbln_device.h"
 #include "rbln_sim.h"
 
 static int rbln_parse_engine(const char *word, unsigned int *kind)
@@ -41,7 +40,7 @@ static int rbln_parse_engine(const char *word, unsigned int *kind)
 
 static int rbln_parse_chiplet(const struct rbln_device *rdev, const char *word, unsigned int *chiplet)
 {
-	return kstrtouint(word, 0, chiplet) || *chiplet >= rdev->nr_chiplets ? -EINVAL : 0;
+	return kstrtouint(word, 0, chiplet) || *chiplet >= rbln_device_chiplets(rdev) ? -EINVAL : 0;
 }
 
 /* An optional trailing "0" or "1"; @on keeps its default without one. */
@@ -63,7 +62,7 @@ static int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
 	*on = 1;
 	if (argc >= 2 && argc <= 3 && !rbln_parse_chiplet(rdev, argv[0], chiplet) &&
 	    !rbln_parse_engine(argv[1], kind) && !rbln_parse_switch(argc, argv, 2, on) &&
-	    rdev->chiplets[*chiplet].engines[*kind].present)
+	    rbln_device_has_engine(rdev, *chiplet, *kind))
 		ret = 0;
 	argv_free(argv);
 	return ret;

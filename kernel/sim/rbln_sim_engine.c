@@ -10,8 +10,6 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 
-#include "../rbln_device.h"
-#include "../rbln_gem.h"
 #include "rbln_sim.h"
 
 static struct rbln_sim_device *rbln_sim_of(struct rbln_device *rdev)
@@ -78,12 +76,9 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 		return -EIO;
 	for (i = 0; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
-		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
+		const struct rbln_hw_buffer *src = &job->bufs[2 * i], *dst = &job->bufs[2 * i + 1];
 
-		/* The core placed both before handing the job over. */
-		if (WARN_ON_ONCE(!READ_ONCE(src->vaddr) || !READ_ONCE(dst->vaddr)))
-			return -ENODEV;
-		if (!rbln_sim_copy(e, job, dst->vaddr + c->dst_offset, src->vaddr + c->src_offset,
+		if (!rbln_sim_copy(e, job, dst->cpu + c->dst_offset, src->cpu + c->src_offset,
 				   c->size))
 			return -ECANCELED;	/* nobody hears it: the job was taken back */
 	}
