@@ -3,6 +3,7 @@
  * Device helpers: status and its announcement, names, capabilities, memory
  * figures, and what a backend may read of a device (rbln_hw.h).
  */
+#include <linux/device.h>
 #include <drm/drm_drv.h>
 
 #include "rbln_compat.h"

@@ -8,6 +8,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
@@ -86,6 +87,9 @@ struct rbln_device {
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: jobs end with -ENODEV */
+	bool wedged;			/* a reset failed: jobs end with -EIO until RESET works */
+	int wedge_error;		/* what the failed reset returned */
+	struct work_struct wedge_work;	/* the FAULT status and events of a wedge */
 	wait_queue_head_t sched_idle;	/* an engine's last job was freed */
 	struct mutex entities_lock;	/* entity_clients, clients' entities */
 	struct list_head entity_clients;	/* files with scheduler entities */
@@ -108,6 +112,14 @@ u64 rbln_device_memory_placed(struct rbln_device *rdev);
 unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
 
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
+/*
+ * A reset of the hardware failed with @error: no job runs until a RESET
+ * succeeds.  Allocates nothing (the timeout handler calls it): the status
+ * change and the events follow from a work item.
+ */
+void rbln_device_wedge(struct rbln_device *rdev, int error);
+/* RESET: the backend's device reset, then the device works again or stays wedged. */
+int rbln_device_recover(struct rbln_device *rdev);
 enum drm_rbln_status rbln_device_status(const struct rbln_device *rdev);
 const char *rbln_status_name(enum drm_rbln_status status);
 

@@ -150,6 +150,11 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	 * takes the lock to zap the mappings and free the backing, either
 	 * comes first (and this fault fails) or sees the page and zaps it.
 	 */
+	int idx;
+
+	/* A removed device's memory is no longer the backend's to give. */
+	if (!drm_dev_enter(&rdev->drm, &idx))
+		return VM_FAULT_SIGBUS;
 	mutex_lock(&bo->lock);
 	if (!bo->vaddr || offset >= bo->base.size) {
 		ret = VM_FAULT_SIGBUS;
@@ -160,6 +165,7 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
 	}
 	mutex_unlock(&bo->lock);
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -205,28 +211,40 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 	unsigned int i, n = obj->size >> PAGE_SHIFT;
 	struct sg_table *sgt;
 	struct page **pages;
-	int ret;
+	int ret, idx;
 
+	if (!drm_dev_enter(obj->dev, &idx))
+		return ERR_PTR(-ENODEV);
 	ret = rbln_bo_place(bo);
-	if (ret)
-		return ERR_PTR(ret);
+	if (ret) {
+		sgt = ERR_PTR(ret);
+		goto out;
+	}
 	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages)
-		return ERR_PTR(-ENOMEM);
+	if (!pages) {
+		sgt = ERR_PTR(-ENOMEM);
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
 	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
 	kvfree(pages);
+out:
+	drm_dev_exit(idx);
 	return sgt;
 }
 
 static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
-	int ret = rbln_bo_place(bo);
+	int ret, idx;
 
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
+	ret = rbln_bo_place(bo);
 	if (!ret)
 		iosys_map_set_vaddr(map, bo->vaddr);
+	drm_dev_exit(idx);
 	return ret;
 }
 

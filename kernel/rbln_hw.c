@@ -4,13 +4,56 @@
  * becomes an rbln device here and stops being one here, and the backend's
  * reports (errors, lost chiplets) come in here.
  */
+#include <linux/fs.h>
+#include <linux/mm.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
+#include "rbln_compat.h"
 #include "rbln_device.h"
 #include "rbln_events.h"
 #include "rbln_job.h"
 #include "rbln_test_point.h"
+
+/* Announced from process context: the status uevent and events allocate. */
+static void rbln_device_wedge_work(struct work_struct *work)
+{
+	struct rbln_device *rdev = container_of(work, struct rbln_device, wedge_work);
+
+	if (READ_ONCE(rdev->dying) || !READ_ONCE(rdev->wedged))
+		return;
+	drm_err(&rdev->drm, "wedged: a reset failed (%d); jobs fail until RESET succeeds\n",
+		READ_ONCE(rdev->wedge_error));
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
+	rbln_drm_dev_wedged_event(&rdev->drm);
+}
+
+void rbln_device_wedge(struct rbln_device *rdev, int error)
+{
+	WRITE_ONCE(rdev->wedge_error, error);
+	WRITE_ONCE(rdev->wedged, true);
+	queue_work(system_wq, &rdev->wedge_work);
+}
+
+int rbln_device_recover(struct rbln_device *rdev)
+{
+	unsigned int i;
+	int ret;
+
+	/* A wedge still being announced is announced before this decides. */
+	flush_work(&rdev->wedge_work);
+	ret = rbln_hw_device_reset(rdev);
+	if (ret) {
+		rbln_device_wedge(rdev, ret);
+		flush_work(&rdev->wedge_work);
+		return ret;
+	}
+	WRITE_ONCE(rdev->wedged, false);
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		WRITE_ONCE(rdev->chiplets[i].down, false);
+	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
+	return 0;
+}
 
 static void rbln_chiplets_init(struct rbln_device *rdev)
 {
@@ -80,6 +123,7 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	mutex_init(&rdev->bos_lock);
 	INIT_LIST_HEAD(&rdev->bos);
 	INIT_LIST_HEAD(&rdev->clients);
+	INIT_WORK(&rdev->wedge_work, rbln_device_wedge_work);
 	rdev->owner = NULL;
 	rbln_chiplets_init(rdev);
 	ret = rbln_mem_init(rdev);
@@ -127,10 +171,15 @@ void rbln_device_destroy(struct rbln_device *rdev)
 	rbln_debugfs_device_fini(rdev);
 	/* Waits for every ioctl inside the device; none can set a status after this. */
 	drm_dev_unplug(&rdev->drm);
+	/* CPU mappings fault again, and the fault handler sees the device gone: SIGBUS. */
+	unmap_mapping_range(rdev->drm.anon_inode->i_mapping, 0, 0, 1);
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FINISH);
 	/* Jobs on the hardware end now rather than at their timeout. */
 	rbln_engines_stop(rdev);
+	/* No interrupt handler of the backend runs past this point. */
+	rbln_hw_sync_irq(rdev);
 	rbln_engines_fini(rdev);
+	cancel_work_sync(&rdev->wedge_work);
 	rbln_sysfs_fini(rdev);
 	dev_set_drvdata(rdev->parent, NULL);
 }

@@ -98,13 +98,17 @@ struct rbln_hw_ops {
 	void (*read_sensors)(struct rbln_device *rdev, struct rbln_sensors *s);
 
 	/*
-	 * Engines.  push starts @job on its engine (the doorbell).  It is called
-	 * in atomic context (the core holds a spinlock that orders it against
-	 * removal): it must not sleep, and must not report the end itself.  The
-	 * backend reports the end with rbln_hw_job_done() from its interrupt
-	 * thread or a work item, which may run before push has returned.
+	 * Engines.  push starts @job on its engine (the doorbell) and returns 0,
+	 * or an error if the engine did not take it: the core then ends the job
+	 * with that error itself, and the backend never reports it.  push never
+	 * sleeps: it is called in atomic context (the core holds a spinlock that
+	 * orders it against removal), so a backend that must sleep to start a
+	 * job (a firmware mailbox, a runtime-PM resume) queues a work item of
+	 * its own.  After a 0, the backend reports the end with
+	 * rbln_hw_job_done() from its interrupt thread or a work item, which may
+	 * run before push has returned.
 	 */
-	void (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
+	int (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
 	 * Optional direct path: run a small @job to its end now and return its
 	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
@@ -118,11 +122,24 @@ struct rbln_hw_ops {
 	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got,
 	 * allocating nothing (the jobs queued behind it cannot signal
 	 * meanwhile).  After this returns the backend no longer touches that
-	 * job and never reports it.
+	 * job and never reports it, whatever it returns: 0, or an error if the
+	 * engine could not be brought back, which wedges the device (status
+	 * FAULT, a FAULT event and the kernel's WEDGED uevent where it has one;
+	 * no job runs until a RESET succeeds).
 	 */
-	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);
-	/* Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared. */
-	void (*device_reset)(struct rbln_device *rdev);
+	int (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
+	/*
+	 * Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared.  An
+	 * error (the device refused, or cannot be reset: say why in the log)
+	 * leaves it wedged and is what RESET returns.  Optional.
+	 */
+	int (*device_reset)(struct rbln_device *rdev);
+	/*
+	 * Removal, after the engines were stopped: returns once no interrupt
+	 * handler or completion work of the backend runs for this device any
+	 * more (synchronize_irq(), flush_work()).  Optional.
+	 */
+	void (*sync_irq)(struct rbln_device *rdev);
 
 	/*
 	 * Memory: the backing of a buffer of @size bytes on @chiplet (or
@@ -130,7 +147,14 @@ struct rbln_hw_ops {
 	 * RBLN_HW_HOST_MEMORY), zeroed and charged to the calling process's
 	 * memory cgroup; NULL when there is no room.  The address is how the
 	 * core reaches the bytes (vmap for PRIME importers); mem_page gives the
-	 * page behind an offset (mmap faults, exported sg tables).
+	 * page behind an offset (mmap faults, exported sg tables).  The core's
+	 * allocator gives the device address; this is only the backing behind it.
+	 *
+	 * After rbln_device_destroy() the core calls mem_alloc and mem_page no
+	 * more (faults, exports and vmaps check drm_dev_enter()), but mem_free
+	 * comes when the last file or importer lets a buffer go, which may be
+	 * later: by design it touches no hardware and no per-device state the
+	 * backend frees at removal (the backing is host memory).
 	 */
 	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, size_t size);
 	void (*mem_free)(struct rbln_device *rdev, void *vaddr);
@@ -202,9 +226,9 @@ static inline void rbln_hw_read_sensors(struct rbln_device *rdev, struct rbln_se
 	rdev->hw->read_sensors(rdev, s);
 }
 
-static inline void rbln_hw_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
+static inline int rbln_hw_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 {
-	rdev->hw->engine_push(rdev, job);
+	return rdev->hw->engine_push(rdev, job);
 }
 
 static inline bool rbln_hw_can_run_now(const struct rbln_device *rdev)
@@ -217,16 +241,21 @@ static inline int rbln_hw_engine_run_now(struct rbln_device *rdev, struct rbln_h
 	return rdev->hw->engine_run_now(rdev, job);
 }
 
-static inline void rbln_hw_engine_reset(struct rbln_device *rdev, u32 chiplet,
-					enum drm_rbln_engine kind)
+static inline int rbln_hw_engine_reset(struct rbln_device *rdev, u32 chiplet,
+				       enum drm_rbln_engine kind)
 {
-	rdev->hw->engine_reset(rdev, chiplet, kind);
+	return rdev->hw->engine_reset(rdev, chiplet, kind);
 }
 
-static inline void rbln_hw_device_reset(struct rbln_device *rdev)
+static inline int rbln_hw_device_reset(struct rbln_device *rdev)
 {
-	if (rdev->hw->device_reset)
-		rdev->hw->device_reset(rdev);
+	return rdev->hw->device_reset ? rdev->hw->device_reset(rdev) : 0;
+}
+
+static inline void rbln_hw_sync_irq(struct rbln_device *rdev)
+{
+	if (rdev->hw->sync_irq)
+		rdev->hw->sync_irq(rdev);
 }
 
 static inline void *rbln_hw_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size)

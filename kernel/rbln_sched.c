@@ -48,6 +48,8 @@ int rbln_job_precheck(struct rbln_job *job)
 		return -ECANCELED;
 	if (READ_ONCE(engine->chiplet->rdev->dying) || READ_ONCE(engine->chiplet->down))
 		return -ENODEV;
+	if (READ_ONCE(engine->chiplet->rdev->wedged))
+		return -EIO;
 	/* A job whose input failed fails with the same error, without running. */
 	for (i = 0; i < job->nr_deps; i++) {
 		int error = rbln_fence_error(job->deps[i]);
@@ -89,7 +91,10 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 		} else {
 			rbln_job_begin(job);
 			engine->active = job;
-			rbln_hw_engine_push(rdev, &job->hw);
+			ret = rbln_hw_engine_push(rdev, &job->hw);
+			/* Not taken: the backend will never report it. */
+			if (ret)
+				engine->active = NULL;
 		}
 		spin_unlock(&engine->active_lock);
 	}
@@ -180,8 +185,12 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 	 */
 	drm_sched_stop(&engine->sched, sched_job);
 	reset = !test_bit(0, &job->ended);
-	if (reset)
-		rbln_hw_engine_reset(rdev, engine->chiplet->index, engine->kind);
+	if (reset) {
+		int err = rbln_hw_engine_reset(rdev, engine->chiplet->index, engine->kind);
+
+		if (err)
+			rbln_device_wedge(rdev, err);
+	}
 	cookie = dma_fence_begin_signalling();
 	if (reset) {
 		rbln_engine_clear_active(engine, job);
@@ -400,7 +409,10 @@ void rbln_engines_stop(struct rbln_device *rdev)
 			spin_unlock(&engine->active_lock);
 			if (!job)
 				continue;
-			rbln_hw_engine_reset(rdev, i, kind);
+			/* Going anyway: a failed reset only says so. */
+			if (rbln_hw_engine_reset(rdev, i, kind))
+				drm_warn(&rdev->drm, "chiplet %u %s: engine reset failed at removal\n",
+					 i, rbln_engine_name(kind));
 			if (rbln_job_claim_end(job))
 				rbln_job_end(job, -ENODEV);
 			rbln_job_put(job);

@@ -241,6 +241,7 @@ void rbln_sim_debugfs_init(struct rbln_sim_device *sdev)
 	if (!dir)
 		return;
 	debugfs_create_atomic_t("fail_next_jobs", 0600, dir, &sdev->fail_next_jobs);
+	debugfs_create_atomic_t("fail_next_resets", 0600, dir, &sdev->fail_next_resets);
 	debugfs_create_u32("slow_us", 0600, dir, &sdev->slow_us);
 	debugfs_create_file("hang", 0200, dir, rdev, &rbln_hang_fops);
 	debugfs_create_file("chiplet_down", 0200, dir, rdev, &rbln_chiplet_down_fops);

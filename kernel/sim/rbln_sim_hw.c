@@ -68,6 +68,7 @@ const struct rbln_hw_ops rbln_sim_hw_ops = {
 	.engine_run_now = rbln_sim_engine_run_now,
 	.engine_reset = rbln_sim_engine_reset,
 	.device_reset = rbln_sim_device_reset,
+	.sync_irq = rbln_sim_sync_irq,
 	.mem_alloc = rbln_sim_mem_alloc,
 	.mem_free = rbln_sim_mem_free,
 	.mem_page = rbln_sim_mem_page,
