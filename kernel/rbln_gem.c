@@ -73,7 +73,7 @@ int rbln_bo_place(struct rbln_bo *bo)
 	} else if (!bo->vaddr) {
 		/* Zeroed, like fresh device memory, and charged to the caller. */
 		bo->vaddr = rbln_hw_mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
-					       bo->chiplet, bo->base.size);
+					      bo->chiplet, rbln_bo_device_address(bo), bo->base.size);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
@@ -204,32 +204,33 @@ static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	return 0;
 }
 
+struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo)
+{
+	struct rbln_device *rdev = bo_rdev(bo);
+	unsigned int i, n = bo->base.size >> PAGE_SHIFT;
+	struct sg_table *sgt;
+	struct page **pages;
+
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < n; i++)
+		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
+	sgt = drm_prime_pages_to_sg(bo->base.dev, pages, n);
+	kvfree(pages);
+	return sgt;
+}
+
 static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
-	struct rbln_device *rdev = bo_rdev(bo);
-	unsigned int i, n = obj->size >> PAGE_SHIFT;
 	struct sg_table *sgt;
-	struct page **pages;
 	int ret, idx;
 
 	if (!drm_dev_enter(obj->dev, &idx))
 		return ERR_PTR(-ENODEV);
 	ret = rbln_bo_place(bo);
-	if (ret) {
-		sgt = ERR_PTR(ret);
-		goto out;
-	}
-	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages) {
-		sgt = ERR_PTR(-ENOMEM);
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
-	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
-	kvfree(pages);
-out:
+	sgt = ret ? ERR_PTR(ret) : rbln_bo_pages_sg(bo);
 	drm_dev_exit(idx);
 	return sgt;
 }

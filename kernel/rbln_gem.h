@@ -59,6 +59,8 @@ u64 rbln_bo_revoke(struct rbln_bo *bo);
 
 /* Gives @bo its backing if it has none yet: the lazy placement. */
 int rbln_bo_place(struct rbln_bo *bo);
+/* The pages of a placed, not imported @bo as a new sg table (sg_free_table + kfree). */
+struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo);
 
 struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,

@@ -25,9 +25,12 @@
  * itself when the backend can do that (engine_run_now), saving the hand-off
  * to the scheduler and the wake-up of the waiter.
  */
+#include <linux/device.h>
 #include <linux/dma-fence.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/overflow.h>
+#include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -51,11 +54,62 @@
 /* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
 #define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
+/* The DMA mappings of a job's buffers, once the backend no longer uses them. */
+static void rbln_job_unmap_buffers(struct rbln_job *job)
+{
+	u32 i;
+
+	for (i = 0; job->bufs && i < 2 * job->hw.count; i++) {
+		struct sg_table *sgt = job->bufs[i].sgt;
+
+		if (!sgt)
+			continue;
+		dma_unmap_sgtable(job->dma_dev, sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(sgt);
+		kfree(sgt);
+		job->bufs[i].sgt = NULL;
+	}
+	put_device(job->dma_dev);
+	job->dma_dev = NULL;
+}
+
+/* Maps side @i of the job's copies for a backend that moves bytes by DMA. */
+static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
+{
+	struct device *dev = job->engine->chiplet->rdev->info.dma_dev;
+	struct rbln_bo *bo = job->bos[i];
+	struct sg_table *sgt;
+	int ret;
+
+	if (!dev)
+		return 0;
+	/* An imported buffer's pages are its exporter's, not ours to map. */
+	if (rbln_bo_is_imported(bo))
+		return -EOPNOTSUPP;
+	/* A reclaim may take the backing back meanwhile: it holds the lock to do so. */
+	mutex_lock(&bo->lock);
+	sgt = bo->vaddr ? rbln_bo_pages_sg(bo) : ERR_PTR(-ENODEV);
+	mutex_unlock(&bo->lock);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	ret = dma_map_sgtable(dev, sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		sg_free_table(sgt);
+		kfree(sgt);
+		return ret;
+	}
+	if (!job->dma_dev)
+		job->dma_dev = get_device(dev);
+	job->bufs[i].sgt = sgt;
+	return 0;
+}
+
 /* Buffers go back as soon as a job is done, before anyone is told. */
 static void rbln_job_drop_buffers(struct rbln_job *job)
 {
 	u32 i;
 
+	rbln_job_unmap_buffers(job);
 	for (i = 0; i < 2 * job->hw.count; i++) {
 		if (job->bos[i])
 			drm_gem_object_put(&job->bos[i]->base);
@@ -362,7 +416,8 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 	if (!rbln_copy_allowed(job->engine, s, d))
 		return -EINVAL;
 	/* Lazy buffers get their backing now, charged to the submitter. */
-	return rbln_bo_place(s) ?: rbln_bo_place(d);
+	return rbln_bo_place(s) ?: rbln_bo_place(d) ?:
+	       rbln_job_map_buffer(job, 2 * i) ?: rbln_job_map_buffer(job, 2 * i + 1);
 }
 
 static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)
