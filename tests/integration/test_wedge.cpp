@@ -199,9 +199,11 @@ TEST(DmaAddressing, RandomCopiesThroughDmaAddressesAreByteExact)
 			ASSERT_EQ(wait_job(fd.get(), seqno), 0);
 			ASSERT_EQ(memcmp(d + dof, s + so, size), 0)
 				<< "round " << round << ": " << size << " bytes " << so << " -> " << dof;
-			for (uint64_t i = 0; i < kSize; i++)
-				if (i < dof || i >= dof + size)
+			for (uint64_t i = 0; i < kSize; i++) {
+				if (i < dof || i >= dof + size) {
 					ASSERT_EQ(d[i], 0xee) << "byte " << i << " outside the copy, round " << round;
+				}
+			}
 		}
 		munmap(s, kSize);
 		munmap(d, kSize);
