@@ -2,54 +2,42 @@
 #include "sample.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
 
 #include "rbln/devmgr.hpp"
 #include "rbln/enumerate.hpp"
+#include "rbln/figures.hpp"
 
 namespace rbln::exporter {
 
-namespace fs = std::filesystem;
-
 namespace {
 
-// /dev/accel/accel0 -> /sys/class/accel/accel0/device; /dev/dri/renderD128 -> /sys/class/drm/...
-fs::path sysfs_of(const std::string &node)
+NpuSample sample(const rbln::NpuInfo &npu, const std::string &driver_version)
 {
-	const fs::path p(node);
-	const std::string cls = p.parent_path().filename() == "accel" ? "accel" : "drm";
-	return fs::path("/sys/class") / cls / p.filename() / "device";
-}
-
-std::optional<std::string> read_line(const fs::path &path)
-{
-	std::ifstream in(path);
-	std::string line;
-	if (!std::getline(in, line))
-		return std::nullopt;
-	return line;
-}
-
-uint64_t read_u64(const fs::path &path)
-{
-	auto s = read_line(path);
-	return s ? std::stoull(*s) : 0;
-}
-
-std::vector<ChipletSample> sample_chiplets(const fs::path &dev, unsigned count)
-{
-	std::vector<ChipletSample> out;
-	for (unsigned c = 0; c < count; c++) {
-		const auto dir = dev / ("chiplet" + std::to_string(c));
-		ChipletSample cs{c, read_u64(dir / "memory_used"), read_u64(dir / "memory_total"), {}};
-		std::istringstream engines(read_line(dir / "engines").value_or(""));
-		for (std::string e; engines >> e;)
-			cs.engines.push_back({e, read_u64(dir / (e + "_busy_ns"))});
-		out.push_back(std::move(cs));
+	NpuSample s{npu.index, npu.uuid, npu.name, driver_version, {}, npu.status, 0, 0, 0, 0, npu.memory_total,
+		    0, 0, 0, {}, std::nullopt, std::nullopt};
+	const auto f = rbln::npu_figures(npu);
+	if (f.status.status.empty()) {
+		s.error = "status unreadable";
+		return s;
 	}
-	return out;
+	s.firmware_version = f.firmware_version;
+	s.status = f.status.status;
+	s.temperature_c = f.status.temperature_mc / 1000.0;
+	s.power_w = f.status.power_w;
+	s.utilization = f.status.utilization;
+	s.memory_used = f.status.memory_used;
+	s.memory_total = f.status.memory_total;
+	s.faults = f.counters.faults;
+	s.memory_errors = f.counters.memory_errors;
+	s.engine_resets = f.counters.engine_resets;
+	for (const auto &c : rbln::chiplet_figures(npu)) {
+		ChipletSample cs{c.index, c.memory.used, c.memory.total, {}, c.engine_resets, c.lost};
+		for (const auto &e : c.engines)
+			cs.engines.push_back({e.name, e.busy_ns});
+		s.chiplets.push_back(std::move(cs));
+	}
+	return s;
 }
 
 } // namespace
@@ -57,17 +45,20 @@ std::vector<ChipletSample> sample_chiplets(const fs::path &dev, unsigned count)
 std::vector<NpuSample> sample_npus()
 {
 	std::vector<NpuSample> out;
-	for (const auto &node : rbln::list_npu_nodes()) {
+	const std::string driver = rbln::driver_version();
+	for (const auto &npu : rbln::enumerate_all_npus()) {
 		try {
-			auto dev = rbln::Device::open_path(node);
-			const auto &info = dev.info();
-			const auto st = dev.status();	// the one ioctl with every changing figure
-			out.push_back({info.index, info.uuid, info.name, info.driver_version, info.firmware_version,
-				       st.status, st.temperature_mc / 1000.0, st.power_w, st.utilization,
-				       st.memory_used, st.memory_total,
-				       sample_chiplets(sysfs_of(node), info.chiplet_count), std::nullopt});
-		} catch (const std::exception &) {
-			// Removed between listing and reading: not there for this scrape.
+			out.push_back(sample(npu, driver));
+		} catch (const rbln::Error &e) {
+			if (e.code() == rbln::Errc::no_device)
+				continue;	// removed between listing and reading
+			NpuSample s{npu.index, npu.uuid, npu.name, driver, {}, npu.status, 0, 0, 0, 0,
+				    npu.memory_total, 0, 0, 0, {}, std::nullopt, e.what()};
+			out.push_back(std::move(s));
+		} catch (const std::exception &e) {
+			NpuSample s{npu.index, npu.uuid, npu.name, driver, {}, npu.status, 0, 0, 0, 0,
+				    npu.memory_total, 0, 0, 0, {}, std::nullopt, e.what()};
+			out.push_back(std::move(s));
 		}
 	}
 	std::ranges::sort(out, {}, &NpuSample::index);
