@@ -20,7 +20,7 @@ std::string top_dir()
 }
 
 // A shell word: the paths here are the tests' own, quoted all the same.
-std::string quoted(const std::string &s)
+std::string shell_word(const std::string &s)
 {
 	std::string out = "'";
 	for (char c : s)
@@ -86,7 +86,7 @@ std::vector<std::string> under_context(const ManifestContext &ctx, const std::ve
 	for (const auto &[mount, read_only] : ctx.mounts) {
 		auto here = paths.contains(mount) ? paths.at(mount) : mount;
 		if (read_only && std::filesystem::exists(here))
-			script += fmt::format("mount --bind {0} {0}; mount -o remount,bind,ro {0}; ", quoted(here));
+			script += fmt::format("mount --bind {0} {0}; mount -o remount,bind,ro {0}; ", shell_word(here));
 	}
 	script += "exec /usr/bin/setpriv";
 	if (ctx.no_new_privs)
@@ -109,7 +109,7 @@ std::string shell_command(const std::vector<std::string> &argv)
 {
 	std::string out;
 	for (const auto &a : argv)
-		out += (out.empty() ? "" : " ") + quoted(a);
+		out += (out.empty() ? "" : " ") + shell_word(a);
 	return out;
 }
 
