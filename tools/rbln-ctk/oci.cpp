@@ -178,7 +178,7 @@ void oci_apply_cdi_edits(json &config, const json &edits, const std::string &whe
 		json &list = config["hooks"][h.value("hookName", "")];
 		if (!list.is_array())
 			list = json::array();
-		const bool applied = std::ranges::any_of(list, [&](const json &x) {
+		const bool applied = std::any_of(list.begin(), list.end(), [&](const json &x) {
 			return x.value("path", "") == hook["path"] && x.value("args", json::array()) == hook.value("args", json::array());
 		});
 		if (!applied)

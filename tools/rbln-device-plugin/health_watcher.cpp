@@ -2,6 +2,7 @@
 #include "health_watcher.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
