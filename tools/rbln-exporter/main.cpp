@@ -11,6 +11,8 @@
 #include <memory>
 #include <mutex>
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <prometheus/collectable.h>
@@ -79,6 +81,13 @@ int main(int argc, char **argv)
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
 		return app.exit(e) == 0 ? 0 : int(rbln::ExitCode::bad_argument);
+	}
+
+	// Each NPU's attributes stay open between scrapes (one pread per figure):
+	// about 15 per ATOM, 35 per Rebel100, so take the hard limit.
+	if (rlimit nofile; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		::setrlimit(RLIMIT_NOFILE, &nofile);
 	}
 
 	sigset_t stop;

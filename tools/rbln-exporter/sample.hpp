@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// One scrape's reading of an NPU, from sysfs through libdevmgr's figures
-// (rbln/figures.hpp): no device node is opened, so the exporter needs no
-// access to the NPUs, is no client of theirs and never holds up a reset.
+// One scrape's reading of an NPU, from sysfs: no device node is opened, so
+// the exporter needs no access to the NPUs, is no client of theirs and never
+// holds up a reset.  libdevmgr finds the NPUs and their static figures
+// (rbln/enumerate.hpp, rbln/figures.hpp) when the set of devices changes;
+// between such changes each figure is one pread of an attribute kept open.
 #pragma once
 
 #include <cstdint>
