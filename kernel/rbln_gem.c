@@ -255,24 +255,47 @@ static struct dma_buf *rbln_bo_export(struct drm_gem_object *obj, int flags)
 	return drm_gem_prime_export(obj, flags);
 }
 
-/*
- * Every handle a file gets (BO_CREATE, a PRIME import) comes through here:
- * the file's limits, and the device memory it holds for LIST_CLIENTS.
- */
-static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+/* A handle of @size bytes within the file's limits, or the errno that refuses it. */
+static int rbln_client_charge_handle(struct rbln_client *client, u64 size)
 {
-	struct rbln_client *client = file->driver_priv;
-
 	if (atomic_inc_return(&client->buffers) > READ_ONCE(file_max_buffers)) {
 		atomic_dec(&client->buffers);
 		return -EMFILE;
 	}
-	if (atomic64_add_return(obj->size, &client->buffer_bytes) > READ_ONCE(file_max_bytes)) {
-		atomic64_sub(obj->size, &client->buffer_bytes);
+	if (atomic64_add_return(size, &client->buffer_bytes) > READ_ONCE(file_max_bytes)) {
+		atomic64_sub(size, &client->buffer_bytes);
 		atomic_dec(&client->buffers);
 		return -EDQUOT;
 	}
-	if (!rbln_bo_is_host(to_rbln_bo(obj)))
+	return 0;
+}
+
+static void rbln_client_uncharge_handle(struct rbln_client *client, u64 size)
+{
+	atomic64_sub(size, &client->buffer_bytes);
+	atomic_dec(&client->buffers);
+}
+
+/*
+ * Every handle a file gets (BO_CREATE, a PRIME import) comes through here:
+ * the file's limits (charged before anything else by BO_CREATE, so that a
+ * refused create reserves and places nothing), and the device memory it
+ * holds for LIST_CLIENTS.
+ */
+static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	int ret;
+
+	if (bo->charged_file == file) {
+		bo->charged_file = NULL;	/* its creator's first handle */
+	} else {
+		ret = rbln_client_charge_handle(client, obj->size);
+		if (ret)
+			return ret;
+	}
+	if (!rbln_bo_is_host(bo))
 		atomic64_add(obj->size, &client->device_memory);
 	return 0;
 }
@@ -283,8 +306,7 @@ static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_sub(obj->size, &client->device_memory);
-	atomic64_sub(obj->size, &client->buffer_bytes);
-	atomic_dec(&client->buffers);
+	rbln_client_uncharge_handle(client, obj->size);
 	rbln_test_point(RBLN_TP_HANDLE_CLOSED);
 }
 
@@ -352,16 +374,20 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	if (!host && args->chiplet >= rdev->nr_chiplets &&
 	    args->chiplet != DRM_RBLN_CHIPLET_INTERLEAVED)
 		return -EINVAL;
-	ret = rbln_client_check_owner(client);
+	ret = rbln_client_check_owner(client) ?: rbln_client_charge_handle(client, size);
 	if (ret)
 		return ret;
 
 	bo = rbln_bo_alloc(drm, size, args->flags, args->chiplet);
-	if (IS_ERR(bo))
+	if (IS_ERR(bo)) {
+		rbln_client_uncharge_handle(client, size);
 		return PTR_ERR(bo);
+	}
 	bo->client_id = client->id;
+	bo->charged_file = file;	/* rbln_bo_open() takes it over */
 	ret = host ? 0 : rbln_bo_reserve(bo);
 	if (ret) {
+		rbln_client_uncharge_handle(client, size);
 		drm_gem_object_put(&bo->base);
 		return ret;
 	}
@@ -374,6 +400,9 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, &args->handle);
+	/* No handle made (rbln_bo_open() not reached): its charge goes back here. */
+	if (ret && bo->charged_file)
+		rbln_client_uncharge_handle(client, size);
 	drm_gem_object_put(&bo->base);
 	/* A revocation that ran meanwhile deleted the handles it could see. */
 	if (!ret && rbln_client_revoked(client)) {

@@ -236,3 +236,54 @@ TEST(Limits, FullJobTableIsAnErrorDrmIoctlReturns)
 	EXPECT_EQ(rc, 0) << "-1: killed by the alarm, drmIoctl() kept retrying";
 	EXPECT_EQ(debugfs_write(1, "fail_next_jobs", "0"), 0);
 }
+
+// A create refused by the file's limits changes nothing: it is refused before
+// any capacity is reserved or memory placed, so an eager buffer bigger than
+// what is free gets the limit's error (it got ENOSPC from the reservation
+// before), the device's and the file's memory are as they were, and the
+// file's idle time (LIST_CLIENTS) goes on.  As a member of group rbln.
+TEST(Limits, CreateRefusedByTheFilesLimitsChangesNothing)
+{
+	ModuleParam count("file_max_buffers", "2");
+	ASSERT_EQ(count.error(), 0);
+	const std::string node = sim_device(0)->node;
+	int rc = run_as_nobody(true, [&] {
+		Fd fd = open_node(node);
+		uint32_t a = 0, b = 0, c = 0;
+		uint64_t total = 0, free_before = 0, used_before = 0, used_after = 0;
+		if (!fd || bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &a) ||
+		    bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &b) ||
+		    get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, &total) ||
+		    get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_USED, &used_before))
+			return 10;
+		free_before = total - used_before;
+		drm_rbln_client_usage before{}, after{};
+		if (drmIoctl(fd.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &before))
+			return 11;
+		sleep(2);	// idle for LIST_CLIENTS (whole seconds)
+		// One that fits the device but not the file, and one that fits neither.
+		if (bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &c) != EMFILE)
+			return 12;
+		if (bo_create(fd.get(), free_before + kMiB, DRM_RBLN_BO_EAGER, 0, &c) != EMFILE)
+			return 13;
+		if (get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_USED, &used_after) ||
+		    drmIoctl(fd.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &after))
+			return 11;
+		if (used_after != used_before || after.memory_total != before.memory_total ||
+		    after.memory_resident != before.memory_resident ||
+		    after.device_memory != before.device_memory)
+			return 14;
+		for (const auto &cl : list_clients(fd.get()))
+			if (cl.flags & DRM_RBLN_CLIENT_SELF && cl.idle_ns < 1'000'000'000ull)
+				return 15;
+		// The limits still count right: one handle back makes room for one.
+		if (gem_close(fd.get(), b) || bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &c) ||
+		    bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &b) != EMFILE)
+			return 16;
+		return 0;
+	});
+	EXPECT_EQ(rc, 0) << "10/11: setup; 12: not EMFILE at the limit; 13: a create too big "
+			    "for the device got the capacity's error, not the limit's; 14: memory "
+			    "changed; 15: the refused create counted as activity; 16: the count "
+			    "drifted";
+}
