@@ -543,9 +543,10 @@ static int rbln_job_schedule(struct rbln_job *job)
 	job->done = dma_fence_get(&job->base.s_fence->finished);
 	/*
 	 * A job of another file on this engine that waits for this one waits
-	 * for its end, not only its start: run_job then sees its error.
+	 * for its end, not only its start: run_job then sees its error.  (Every
+	 * kernel rbln builds for has the flag: it came in 6.0.)
 	 */
-	rbln_sched_fence_dont_pipeline(job->done);
+	set_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &job->done->flags);
 	for (i = 0; i < n; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done,
 				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :
