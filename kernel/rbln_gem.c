@@ -14,10 +14,12 @@
  * mmap offsets (shared by every file, about 1 TiB) is taken only when it is
  * first asked for (BO_INFO) or exported, so lazy buffers nobody maps do not
  * use it up; every file holds at most file_max_buffers handles and
- * file_max_bytes of buffers; and the structs behind them are charged to the
- * creator's memory cgroup, which fails them with -ENOMEM rather than
- * invoking its OOM killer.
+ * file_max_bytes of buffers, and every user at most user_max_buffers buffers
+ * and user_max_bytes of them, exported ones included (rbln_user.c); and the
+ * structs behind them are charged to the creator's memory cgroup, which fails
+ * them with -ENOMEM rather than invoking its OOM killer.
  */
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
@@ -34,6 +36,7 @@
 #include "rbln_device.h"
 #include "rbln_gem.h"
 #include "rbln_test_point.h"
+#include "rbln_user.h"
 
 static unsigned int file_max_buffers = 65536;
 module_param(file_max_buffers, uint, 0644);
@@ -131,6 +134,8 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 		list_del(&bo->link);
 		mutex_unlock(&rdev->bos_lock);
 	}
+	if (bo->user)
+		rbln_user_uncharge(bo->user, obj->size);
 	drm_gem_object_release(obj);
 	mutex_destroy(&bo->lock);
 	kfree(bo);
@@ -359,6 +364,7 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_bo_create *args = data;
 	bool host = args->flags & DRM_RBLN_BO_HOST;
+	struct rbln_user *user;
 	struct rbln_bo *bo;
 	u64 size;
 	int ret;
@@ -377,12 +383,19 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = rbln_client_check_owner(client) ?: rbln_client_charge_handle(client, size);
 	if (ret)
 		return ret;
+	user = rbln_user_charge(current_uid(), size);
+	if (IS_ERR(user)) {
+		rbln_client_uncharge_handle(client, size);
+		return PTR_ERR(user);
+	}
 
 	bo = rbln_bo_alloc(drm, size, args->flags, args->chiplet);
 	if (IS_ERR(bo)) {
+		rbln_user_uncharge(user, size);
 		rbln_client_uncharge_handle(client, size);
 		return PTR_ERR(bo);
 	}
+	bo->user = user;	/* rbln_bo_free() gives it back */
 	bo->client_id = client->id;
 	bo->charged_file = file;	/* rbln_bo_open() takes it over */
 	ret = host ? 0 : rbln_bo_reserve(bo);

@@ -1,6 +1,8 @@
 // What one user can take from the others, against the real module: a hostile
 // member of group rbln runs into its file's limits (file_max_buffers,
-// file_max_bytes) before the device's mmap offsets or capacity run out, so
+// file_max_bytes) and its user's (user_max_bytes), whatever number of files
+// it opens and buffers it exports, before the device's mmap offsets or
+// capacity run out, so
 // another user's BO_CREATE and PRIME import still work; a full memory cgroup
 // fails buffer creation with ENOMEM there and kills nobody; and a full job
 // table is an error libdrm's drmIoctl() returns instead of retrying forever.
@@ -113,21 +115,73 @@ template <typename T> T *shared_array(size_t n)
 } // namespace
 
 // 1 GiB lazy host buffers cost nothing but their mmap offsets; the device has
-// about a thousand of those.  Each file stops at file_max_bytes (256 GiB by
-// default), and a buffer takes its offsets only when they are asked for.
-TEST(Limits, HostileUserRunsIntoItsFilesLimitsNotTheDevicesOffsets)
+// about a thousand of those.  A buffer takes its offsets only when they are
+// asked for, and each user (not only each file: opening more files does not
+// help) stops at user_max_bytes, 256 GiB by default.  Before the per-user
+// limit five files of 256 GiB each took every offset.
+TEST(Limits, HostileUserWithManyFilesRunsIntoItsUserLimitNotTheDevicesOffsets)
 {
-	constexpr unsigned kFiles = 2;
+	constexpr unsigned kFiles = 5;
 	Refusal *report = shared_array<Refusal>(kFiles);
 	ASSERT_NE(report, nullptr);
 	Child child(hostile(kFiles, kGiB, DRM_RBLN_BO_HOST, 2048, report));
 	ASSERT_GT(child.pid(), 0);
-	for (unsigned i = 0; i < kFiles; i++) {
+	EXPECT_EQ(report[0].error, EDQUOT) << "after " << report[0].made;
+	EXPECT_EQ(report[0].made, 256u) << "256 GiB by default";
+	for (unsigned i = 1; i < kFiles; i++) {
 		EXPECT_EQ(report[i].error, EDQUOT) << "file " << i << " after " << report[i].made;
-		EXPECT_EQ(report[i].made, 256u) << "file " << i << ": 256 GiB by default";
+		EXPECT_EQ(report[i].made, 0u) << "file " << i << ": the user's 256 GiB are taken";
 	}
 	EXPECT_EQ(victim_still_served(), 0) << "with the hostile files still open";
 	munmap(report, kFiles * sizeof(Refusal));
+}
+
+// A buffer counts against the user who made it until it is freed: exporting
+// buffers (each export takes its mmap offsets) and closing the file leaves
+// them alive in dma-bufs and still charged, so new files get nothing more;
+// once the dma-bufs go, the user may make buffers again.
+TEST(Limits, ExportedBuffersOfAClosedFileStillCountAgainstTheirCreator)
+{
+	constexpr unsigned kRounds = 5;
+	Refusal *report = shared_array<Refusal>(kRounds);
+	ASSERT_NE(report, nullptr);
+	{
+		Child child(fork_until_ready([=](const std::function<void()> &ready) {
+			if (become_nobody(true))
+				_exit(2);
+			std::vector<Fd> exports;
+			for (unsigned r = 0; r < kRounds; r++) {
+				Fd fd = open_node(sim_device(0)->node);
+				for (report[r].made = 0; report[r].made < 2048; report[r].made++) {
+					uint32_t h = 0;
+					int dmabuf = -1;
+					if ((report[r].error = bo_create(fd.get(), kGiB, DRM_RBLN_BO_HOST, 0, &h)))
+						break;
+					if ((report[r].error = prime_export(fd.get(), h, &dmabuf)))
+						break;
+					exports.emplace_back(dmabuf);
+				}
+			}	// each file closes here; its exports live on
+			ready();
+			for (;;)
+				pause();
+		}));
+		ASSERT_GT(child.pid(), 0);
+		EXPECT_EQ(report[0].error, EDQUOT) << "after " << report[0].made;
+		EXPECT_EQ(report[0].made, 256u);
+		for (unsigned r = 1; r < kRounds; r++) {
+			EXPECT_EQ(report[r].error, EDQUOT) << "file " << r << " after " << report[r].made;
+			EXPECT_EQ(report[r].made, 0u) << "file " << r << ": the exports still count";
+		}
+		EXPECT_EQ(victim_still_served(), 0) << "with 256 GiB of exports alive";
+	}
+	const std::string node = sim_device(0)->node;
+	EXPECT_EQ(run_as_nobody(true, [&] {
+		Fd fd = open_node(node);
+		uint32_t h = 0;
+		return bo_create(fd.get(), kGiB, DRM_RBLN_BO_HOST, 0, &h);
+	}), 0) << "the exports were freed with their holder: the user's charge went with them";
+	munmap(report, kRounds * sizeof(Refusal));
 }
 
 // Lazy device buffers reserve capacity without backing: file_max_bytes bounds
