@@ -512,18 +512,6 @@ TEST_F(Dma, SubmitReportsAJobThatEndedInsideIt)
 	free_buffer(fd, b);
 }
 
-// Device memory of NPU 1 back at @used within @limit: a killed file's jobs
-// end in a work item after the process is gone.
-static bool memory_back_within(int fd, uint64_t used, std::chrono::milliseconds limit)
-{
-	auto end = std::chrono::steady_clock::now() + limit;
-	uint64_t now = 0;
-	while (get_param(fd, DRM_RBLN_PARAM_MEMORY_USED, &now) == 0 && now != used &&
-	       std::chrono::steady_clock::now() < end)
-		usleep(20'000);
-	return now == used;
-}
-
 static long long ms_since(std::chrono::steady_clock::time_point start)
 {
 	return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -552,7 +540,7 @@ TEST_F(Dma, KilledProcessWithJobsInFlightLeavesNothing)
 		ASSERT_GT(pid, 0) << "child failed to submit";
 		kill_and_reap(pid);
 		// Its running job ends in a work item, after the reap.
-		EXPECT_TRUE(memory_back_within(fd_.get(), used_, std::chrono::milliseconds(5000)))
+		EXPECT_TRUE(memory_used_back_within(fd_.get(), used_, 5000))
 			<< "round " << round;
 	}
 }
@@ -682,7 +670,7 @@ TEST_F(Dma, KilledSubmitterOfBiggestJobsIsReapedWithinASecond)
 	auto start = std::chrono::steady_clock::now();
 	kill_and_reap(pid);
 	EXPECT_LT(ms_since(start), kReaped.count()) << "ms to reap the killed submitter";
-	EXPECT_TRUE(memory_back_within(fd_.get(), used_, kSlowJobsGone))
+	EXPECT_TRUE(memory_used_back_within(fd_.get(), used_, kSlowJobsGone.count()))
 		<< "its buffers were not given back after its running job";
 	Buffer a = make_buffer(fd_.get(), 8192, 0, 0), b = make_buffer(fd_.get(), 8192, 0, 0);
 	EXPECT_EQ(copy(fd_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
@@ -751,7 +739,7 @@ TEST_F(Dma, KilledReclaimerIsReapedWithinASecond)
 		if (c.client_id == victim)
 			revoked = c.flags & DRM_RBLN_CLIENT_REVOKED;
 	EXPECT_TRUE(revoked) << "the revocation was dropped with the reclaimer";
-	EXPECT_TRUE(memory_back_within(fd_.get(), used_, kSlowJobsGone))
+	EXPECT_TRUE(memory_used_back_within(fd_.get(), used_, kSlowJobsGone.count()))
 		<< "the revoked file's memory did not come back";
 	kill(*keeper, SIGKILL);	// not our child: its parent, the opener, is gone
 	munmap(keeper, sizeof(pid_t));
