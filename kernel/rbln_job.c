@@ -847,8 +847,10 @@ static bool rbln_current_killed(void)
 int rbln_client_drain_jobs_killable(struct rbln_client *client)
 {
 	rbln_client_stop_jobs(client);
-	if (rbln_current_killed() ||
-	    wait_event_killable(client->idle, atomic_read(&client->inflight) == 0))
+	/* Nothing in flight: done here, killed or not. */
+	if (atomic_read(&client->inflight) &&
+	    (rbln_current_killed() ||
+	     wait_event_killable(client->idle, atomic_read(&client->inflight) == 0)))
 		return -EINTR;
 	rbln_client_forget_jobs(client);
 	return 0;
