@@ -25,6 +25,8 @@ struct rbln_bo {
 	bool exported;			/* a dma-buf was made of it: never revoked */
 	bool revoked;			/* reclaimed: no backing, CPU access faults */
 	u64 client_id;			/* the client that created it */
+	struct rbln_user *user;		/* made by BO_CREATE: charged to this user until freed */
+	struct drm_file *charged_file;	/* BO_CREATE charged its file's limits before its first handle */
 	struct list_head link;		/* in rdev->bos: every buffer made here, not imported */
 };
 

@@ -32,6 +32,7 @@
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -118,11 +119,28 @@ static void rbln_job_drop_buffers(struct rbln_job *job)
 }
 
 static struct workqueue_struct *rbln_job_wq;
+/*
+ * Drains a killed task left to others (rbln_client.c).  Not rbln_job_wq: a
+ * drain waits for jobs' end work, which must not queue behind drains.
+ */
+static struct workqueue_struct *rbln_drain_wq;
 
 int rbln_jobs_init(void)
 {
 	rbln_job_wq = alloc_workqueue("rbln-jobs", WQ_UNBOUND, 0);
-	return rbln_job_wq ? 0 : -ENOMEM;
+	if (!rbln_job_wq)
+		return -ENOMEM;
+	rbln_drain_wq = alloc_workqueue("rbln-drain", WQ_UNBOUND, 0);
+	if (!rbln_drain_wq) {
+		destroy_workqueue(rbln_job_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rbln_jobs_queue_drain(struct work_struct *work)
+{
+	queue_work(rbln_drain_wq, work);
 }
 
 /* Deferred frees that must finish before the module goes (fences' pins). */
@@ -134,6 +152,7 @@ void rbln_jobs_queue_work(struct work_struct *work)
 /* Every device is gone: the last job puts and ends run before the module goes. */
 void rbln_jobs_fini(void)
 {
+	destroy_workqueue(rbln_drain_wq);	/* first: drains wait for the jobs' work */
 	destroy_workqueue(rbln_job_wq);
 }
 
@@ -598,9 +617,10 @@ static int rbln_job_schedule(struct rbln_job *job)
 	job->done = dma_fence_get(&job->base.s_fence->finished);
 	/*
 	 * A job of another file on this engine that waits for this one waits
-	 * for its end, not only its start: run_job then sees its error.
+	 * for its end, not only its start: run_job then sees its error.  (Every
+	 * kernel rbln builds for has the flag: it came in 6.0.)
 	 */
-	rbln_sched_fence_dont_pipeline(job->done);
+	set_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &job->done->flags);
 	for (i = 0; i < n; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done,
 				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :
@@ -854,6 +874,27 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	return left < 0 ? left : left ? 0 : -ETIME;
 }
 
+/* SUBMIT checks this under the lock, and runs direct jobs holding it. */
+static void rbln_client_stop_jobs(struct rbln_client *client)
+{
+	mutex_lock(&client->lock);
+	WRITE_ONCE(client->closing, true);
+	mutex_unlock(&client->lock);
+}
+
+/*
+ * Revoke and close may drain at once, and the victim may still WAIT:
+ * @job is not ours to read until rbln_job_forget() took it (by index).
+ */
+static void rbln_client_forget_jobs(struct rbln_client *client)
+{
+	struct rbln_job *job;
+	unsigned long seqno;
+
+	xa_for_each(&client->jobs, seqno, job)
+		rbln_job_forget(client, seqno, job);
+}
+
 /*
  * The file is closing (the process exited or was killed) or its client is
  * being revoked: jobs not started yet are cancelled, the running ones finish
@@ -861,19 +902,30 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
  */
 void rbln_client_drain_jobs(struct rbln_client *client)
 {
-	struct rbln_job *job;
-	unsigned long seqno;
-
-	/* SUBMIT checks this under the lock, and runs direct jobs holding it. */
-	mutex_lock(&client->lock);
-	WRITE_ONCE(client->closing, true);
-	mutex_unlock(&client->lock);
+	rbln_client_stop_jobs(client);
 	/* Scheduled jobs not started yet end with -ECANCELED when their turn comes. */
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
-	/*
-	 * Revoke and close may drain at once, and the victim may still WAIT:
-	 * @job is not ours to read until rbln_job_forget() took it (by index).
-	 */
-	xa_for_each(&client->jobs, seqno, job)
-		rbln_job_forget(client, seqno, job);
+	rbln_client_forget_jobs(client);
+}
+
+/*
+ * A task killed by SIGKILL: its signal is no longer pending while it exits,
+ * so a killable wait would not see it (drm_sched_entity_flush() checks so).
+ */
+static bool rbln_current_killed(void)
+{
+	return fatal_signal_pending(current) ||
+	       ((current->flags & PF_SIGNALED) && current->exit_code == SIGKILL);
+}
+
+int rbln_client_drain_jobs_killable(struct rbln_client *client)
+{
+	rbln_client_stop_jobs(client);
+	/* Nothing in flight: done here, killed or not. */
+	if (atomic_read(&client->inflight) &&
+	    (rbln_current_killed() ||
+	     wait_event_killable(client->idle, atomic_read(&client->inflight) == 0)))
+		return -EINTR;
+	rbln_client_forget_jobs(client);
+	return 0;
 }

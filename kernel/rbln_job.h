@@ -57,6 +57,8 @@ struct rbln_job {
 int rbln_jobs_init(void);
 void rbln_jobs_fini(void);
 void rbln_jobs_queue_work(struct work_struct *work);
+/* A drain handed over by a killed task (rbln_client_drain_jobs_killable()). */
+void rbln_jobs_queue_drain(struct work_struct *work);
 
 void rbln_job_put(struct rbln_job *job);
 /* Given to the engine: busy time and the start tracepoint. */
