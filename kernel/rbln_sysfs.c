@@ -78,7 +78,7 @@ static int rbln_read_sensors(struct device *dev, struct rbln_sensors *s)
 
 	if (!drm_dev_enter(&rdev->drm, &idx))
 		return -ENODEV;
-	rdev->hw->read_sensors(rdev, s);
+	rbln_hw_read_sensors(rdev, s);
 	drm_dev_exit(idx);
 	return 0;
 }
