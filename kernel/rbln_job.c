@@ -231,7 +231,14 @@ void rbln_job_end(struct rbln_job *job, int status)
 	if (job->hw_fence) {
 		if (status)
 			dma_fence_set_error(job->hw_fence, status);
-		dma_fence_signal(job->hw_fence);
+		/*
+		 * Stamped with the engine's end, not the moment of the signal: on
+		 * a loaded CPU the signal can come after the next job started.
+		 */
+		if (job->started)
+			dma_fence_signal_timestamp(job->hw_fence, ns_to_ktime(job->end_ns));
+		else
+			dma_fence_signal(job->hw_fence);
 	}
 	dma_fence_end_signalling(cookie);
 }

@@ -6,8 +6,9 @@
  * is when run_job gave it to the engine: that is when 6.1's scheduler
  * signals the "scheduled" fence, but 6.12's signals it only after run_job
  * returned, possibly after a small job's end, so its timestamp is not used.
- * The end is the hardware fence's timestamp (or the moment it was ended, if
- * the end work runs before that fence is signalled).  The ring is made on
+ * The end is the hardware fence's timestamp, which rbln_job_end() stamps
+ * with the engine's end (the work may run before that fence is signalled:
+ * then the same time, from the job).  The ring is made on
  * the first such job, so files that never ask pay nothing.
  *
  * Writers only append (a full ring drops the new record and counts it);
