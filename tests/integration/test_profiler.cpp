@@ -343,7 +343,7 @@ TEST(Profiler, SessionsInProcessAndAHungEnginesFailedSlice)
 		if (sl.name == "i0_1_W0_hung [TIMED OUT]") {
 			failed = true;
 			EXPECT_EQ(sl.args.at("status"), "ETIMEDOUT");
-			EXPECT_GE(sl.end - sl.begin, 300'000'000u) << "it ran until the timeout";
+			EXPECT_GE(sl.end - sl.begin, 250'000'000u) << "it ran until about the timeout (the scheduler arms its timer just before run_job, to a jiffy)";
 		}
 	EXPECT_TRUE(failed) << "the timed-out job is marked";
 	for (const Slice &sl : s1.slices)
