@@ -120,6 +120,7 @@ void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status statu
 	if (status == DRM_RBLN_STATUS_FAULT) {
 		struct rbln_event ev = { .type = RBLN_GENL_EVENT_FAULT, .device = rdev->info.index };
 
+		atomic_inc(&rdev->faults);
 		rbln_event_send(&ev);
 	}
 }

@@ -79,6 +79,8 @@ struct rbln_device {
 	unsigned int nr_chiplets;
 	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
 	atomic_t status;		/* enum drm_rbln_status */
+	atomic_t faults;		/* times the status became FAULT (sysfs faults) */
+	atomic_t memory_errors;		/* uncorrectable ones the backend reported */
 	struct rbln_busy busy;
 	struct mutex mem_lock;		/* mem_windows */
 	/* Device memory: one allocator per chiplet, then the interleaved window (rbln_mem.c). */

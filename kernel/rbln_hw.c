@@ -189,14 +189,26 @@ void rbln_device_destroy(struct rbln_device *rdev)
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
 {
 	drm_info(&rdev->drm, "chiplet %u: uncorrectable memory error\n", chiplet);
+	atomic_inc(&rdev->memory_errors);
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_MEMORY_ERROR,
 					      .device = rdev->info.index,
 					      .has = RBLN_EV_CHIPLET, .chiplet = chiplet });
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
 }
 
+/*
+ * A lost chiplet faults the device (status FAULT: the change uevent and the
+ * FAULT event monitors without root follow); its coming back does not clear
+ * the fault, only a reset does, as after a memory error.
+ */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost)
 {
-	if (!WARN_ON(chiplet >= rdev->nr_chiplets))
-		WRITE_ONCE(rdev->chiplets[chiplet].down, lost);
+	if (WARN_ON(chiplet >= rdev->nr_chiplets))
+		return;
+	if (READ_ONCE(rdev->chiplets[chiplet].down) == lost)
+		return;
+	WRITE_ONCE(rdev->chiplets[chiplet].down, lost);
+	drm_info(&rdev->drm, "chiplet %u: %s\n", chiplet, lost ? "lost" : "back");
+	if (lost)
+		rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
 }
