@@ -388,24 +388,13 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 	return 0;
 }
 
-/* The backend resets the device; lost chiplets are back with it. */
-static void rbln_device_recover(struct rbln_device *rdev)
-{
-	unsigned int i;
-
-	if (rdev->hw->device_reset)
-		rdev->hw->device_reset(rdev);
-	for (i = 0; i < rdev->nr_chiplets; i++)
-		WRITE_ONCE(rdev->chiplets[i].down, false);
-	rbln_device_set_status(rdev, DRM_RBLN_STATUS_READY);
-}
-
 int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
 	struct rbln_client *caller = file->driver_priv, *client, **victims = NULL;
 	struct drm_rbln_reset *args = data;
 	unsigned int n = 0, i;
+	int ret;
 
 	if (args->flags & ~DRM_RBLN_RESET_FORCE || args->revoked)
 		return -EINVAL;
@@ -444,7 +433,11 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	kfree(victims);
 	rbln_test_point(RBLN_TP_RESET_RECOVERING);
-	rbln_device_recover(rdev);
+	ret = rbln_device_recover(rdev);
+	if (ret) {
+		drm_err(drm, "reset failed (%d): the device stays wedged\n", ret);
+		return ret;
+	}
 	args->revoked = n;
 	drm_info(drm, "reset (%u open file(s) revoked)\n", n);
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_RESET,

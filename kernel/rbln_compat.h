@@ -139,4 +139,16 @@
 #define rbln_sched_fence_dont_pipeline(f)	do { } while (0)
 #endif
 
+/*
+ * A wedged device tells user space how to recover (the WEDGED uevent,
+ * probes/drm_dev_wedged_event*.c); older kernels have only our own event.
+ */
+#if defined(RBLN_PROBE_DRM_DEV_WEDGED_EVENT_TASK)
+#define rbln_drm_dev_wedged_event(drm)	((void)drm_dev_wedged_event(drm, DRM_WEDGE_RECOVERY_REBIND, NULL))
+#elif defined(RBLN_PROBE_DRM_DEV_WEDGED_EVENT)
+#define rbln_drm_dev_wedged_event(drm)	((void)drm_dev_wedged_event(drm, DRM_WEDGE_RECOVERY_REBIND))
+#else
+#define rbln_drm_dev_wedged_event(drm)	do { } while (0)
+#endif
+
 #endif /* RBLN_COMPAT_H */

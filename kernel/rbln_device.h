@@ -8,6 +8,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
@@ -78,6 +79,8 @@ struct rbln_device {
 	unsigned int nr_chiplets;
 	struct rbln_chiplet chiplets[RBLN_MAX_CHIPLETS];
 	atomic_t status;		/* enum drm_rbln_status */
+	atomic_t faults;		/* times the status became FAULT (sysfs faults) */
+	atomic_t memory_errors;		/* uncorrectable ones the backend reported */
 	struct rbln_busy busy;
 	struct mutex mem_lock;		/* mem_windows */
 	/* Device memory: one allocator per chiplet, then the interleaved window (rbln_mem.c). */
@@ -86,6 +89,9 @@ struct rbln_device {
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;		/* buffers made here, device or host (struct rbln_bo) */
 	bool dying;			/* being removed: jobs end with -ENODEV */
+	bool wedged;			/* a reset failed: jobs end with -EIO until RESET works */
+	int wedge_error;		/* what the failed reset returned */
+	struct work_struct wedge_work;	/* the FAULT status and events of a wedge */
 	wait_queue_head_t sched_idle;	/* an engine's last job was freed */
 	struct mutex entities_lock;	/* entity_clients, clients' entities */
 	struct list_head entity_clients;	/* files with scheduler entities */
@@ -108,9 +114,19 @@ u64 rbln_device_memory_placed(struct rbln_device *rdev);
 unsigned long rbln_chiplet_engine_mask(const struct rbln_chiplet *chiplet);
 
 void rbln_device_set_status(struct rbln_device *rdev, enum drm_rbln_status status);
+/*
+ * A reset of the hardware failed with @error: no job runs until a RESET
+ * succeeds.  Allocates nothing (the timeout handler calls it): the status
+ * change and the events follow from a work item.
+ */
+void rbln_device_wedge(struct rbln_device *rdev, int error);
+/* RESET: the backend's device reset, then the device works again or stays wedged. */
+int rbln_device_recover(struct rbln_device *rdev);
 enum drm_rbln_status rbln_device_status(const struct rbln_device *rdev);
 const char *rbln_status_name(enum drm_rbln_status status);
-const char *rbln_engine_name(enum drm_rbln_engine kind);
+
+/* rbln_drv.c: the DRM driver every device is made of. */
+extern const struct drm_driver rbln_drm_driver;
 
 /* rbln_busy.c */
 void rbln_busy_init(struct rbln_busy *busy);
@@ -138,5 +154,9 @@ void rbln_debugfs_device_fini(struct rbln_device *rdev);
 /* rbln_gem.c */
 int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* With struct rbln_device known, the core's wrappers of the backend calls. */
+#define RBLN_DEVICE_DEFINED
+#include "rbln_hw.h"
 
 #endif /* RBLN_DEVICE_H */

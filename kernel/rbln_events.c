@@ -76,19 +76,3 @@ void rbln_events_fini(void)
 {
 	genl_unregister_family(&rbln_genl_family);
 }
-
-/* Errors the backend reports (rbln_hw.h). */
-void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
-{
-	drm_info(&rdev->drm, "chiplet %u: uncorrectable memory error\n", chiplet);
-	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_MEMORY_ERROR,
-					      .device = rdev->info.index,
-					      .has = RBLN_EV_CHIPLET, .chiplet = chiplet });
-	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
-}
-
-void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost)
-{
-	if (!WARN_ON(chiplet >= rdev->nr_chiplets))
-		WRITE_ONCE(rdev->chiplets[chiplet].down, lost);
-}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Buffer objects.  The backing of a buffer comes from the backend
- * (hw->mem_alloc), charged to the memory cgroup of the process that places it:
+ * (rbln_hw_mem_alloc), charged to the memory cgroup of the process that places it:
  * placed at creation (eager) or on first use (lazy: the first DMA job
  * touching it or the first CPU access through mmap).  CPU mappings are filled
  * page by page from a fault handler under the buffer's lock, so that a
@@ -72,8 +72,8 @@ int rbln_bo_place(struct rbln_bo *bo)
 		ret = -ENODEV;
 	} else if (!bo->vaddr) {
 		/* Zeroed, like fresh device memory, and charged to the caller. */
-		bo->vaddr = rdev->hw->mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
-						bo->chiplet, bo->base.size);
+		bo->vaddr = rbln_hw_mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
+					       bo->chiplet, bo->base.size);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
@@ -97,7 +97,7 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 	/* Faults take the lock too: no page can be mapped after this. */
 	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
 	if (bo->vaddr && !rbln_bo_is_imported(bo)) {
-		rdev->hw->mem_free(rdev, bo->vaddr);
+		rbln_hw_mem_free(rdev, bo->vaddr);
 		bo->vaddr = NULL;
 		if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)bo->base.size);
@@ -120,7 +120,7 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 		rbln_dma_buf_vunmap(obj->import_attach->dmabuf, &bo->import_map);
 		drm_prime_gem_destroy(obj, bo->sgt);
 	} else if (bo->vaddr) {
-		rdev->hw->mem_free(rdev, bo->vaddr);
+		rbln_hw_mem_free(rdev, bo->vaddr);
 		if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)obj->size);
 	}
@@ -150,16 +150,22 @@ static vm_fault_t rbln_bo_fault(struct vm_fault *vmf)
 	 * takes the lock to zap the mappings and free the backing, either
 	 * comes first (and this fault fails) or sees the page and zaps it.
 	 */
+	int idx;
+
+	/* A removed device's memory is no longer the backend's to give. */
+	if (!drm_dev_enter(&rdev->drm, &idx))
+		return VM_FAULT_SIGBUS;
 	mutex_lock(&bo->lock);
 	if (!bo->vaddr || offset >= bo->base.size) {
 		ret = VM_FAULT_SIGBUS;
 	} else {
-		unsigned long pfn = page_to_pfn(rdev->hw->mem_page(rdev, bo->vaddr, offset));
+		unsigned long pfn = page_to_pfn(rbln_hw_mem_page(rdev, bo->vaddr, offset));
 
 		rbln_test_point(RBLN_TP_FAULT_FOUND);
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
 	}
 	mutex_unlock(&bo->lock);
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -205,28 +211,40 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 	unsigned int i, n = obj->size >> PAGE_SHIFT;
 	struct sg_table *sgt;
 	struct page **pages;
-	int ret;
+	int ret, idx;
 
+	if (!drm_dev_enter(obj->dev, &idx))
+		return ERR_PTR(-ENODEV);
 	ret = rbln_bo_place(bo);
-	if (ret)
-		return ERR_PTR(ret);
+	if (ret) {
+		sgt = ERR_PTR(ret);
+		goto out;
+	}
 	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages)
-		return ERR_PTR(-ENOMEM);
+	if (!pages) {
+		sgt = ERR_PTR(-ENOMEM);
+		goto out;
+	}
 	for (i = 0; i < n; i++)
-		pages[i] = rdev->hw->mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
+		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
 	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
 	kvfree(pages);
+out:
+	drm_dev_exit(idx);
 	return sgt;
 }
 
 static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
-	int ret = rbln_bo_place(bo);
+	int ret, idx;
 
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
+	ret = rbln_bo_place(bo);
 	if (!ret)
 		iosys_map_set_vaddr(map, bo->vaddr);
+	drm_dev_exit(idx);
 	return ret;
 }
 

@@ -2,9 +2,15 @@
 /*
  * The hardware-ops boundary.  The core driver (DRM device, UAPI, sysfs,
  * accounting) knows nothing about where a device comes from.  A backend
- * (today the simulator in sim/, later a PCI driver) discovers devices, fills a
- * struct rbln_hw_info, and hands both to rbln_device_create() together with
- * its struct rbln_hw_ops.
+ * (the simulator in sim/, a PCI driver) discovers devices, fills a struct
+ * rbln_hw_info, and hands both to rbln_device_create() together with its
+ * struct rbln_hw_ops.
+ *
+ * This is the only core header a backend includes (besides the product
+ * table rbln_sku.h and the compat and test-point shims): what a backend may
+ * know of a device is what the accessors below give it.  The core, in turn,
+ * calls a backend only through the rbln_hw_*() wrappers at the end of this
+ * file, never through ->ops itself.
  */
 #ifndef RBLN_HW_H
 #define RBLN_HW_H
@@ -41,6 +47,17 @@ struct rbln_hw_info {
 	 * job_timeout_ms; SUBMIT refuses bigger ones.
 	 */
 	u64 job_max_bytes;
+	/*
+	 * The engines each chiplet has (BIT(enum drm_rbln_engine)); SUBMIT to
+	 * any other is refused.  Only a chiplet that talks to the host has
+	 * External HDMA.
+	 */
+	u32 engines[RBLN_MAX_CHIPLETS];
+	/*
+	 * Longest a job of job_max_bytes takes on this hardware, in ms: the
+	 * job timeout is never shorter (0: the module's job_timeout_ms alone).
+	 */
+	u32 job_min_timeout_ms;
 };
 
 /*
@@ -56,18 +73,23 @@ struct rbln_sensors {
 	u32 pstate;			/* 0 fastest .. 15 slowest, shown as "P<n>" */
 };
 
+/* One side of a copy, as the backend reaches it: the buffer's bytes. */
+struct rbln_hw_buffer {
+	void *cpu;			/* the whole buffer's backing, mapped for the CPU */
+};
+
 /*
  * One job as an engine sees it: copies between buffers.  The core fills it,
  * keeps the buffers alive and placed until the backend reports the end, and
- * never pushes a second job to an engine before the first one ended.
+ * never pushes a second job to an engine before the first one ended.  The
+ * copies' offsets are into the buffers of @bufs, never handles to look up.
  */
-struct rbln_bo;
 struct rbln_hw_job {
 	u32 chiplet;
 	enum drm_rbln_engine engine;
 	u32 count;
 	const struct drm_rbln_copy *copies;
-	struct rbln_bo **bos;		/* src and dst of copy i at 2i and 2i + 1 */
+	const struct rbln_hw_buffer *bufs;	/* src and dst of copy i at 2i and 2i + 1 */
 	u64 bytes;			/* sum of the copies' sizes */
 };
 
@@ -76,13 +98,17 @@ struct rbln_hw_ops {
 	void (*read_sensors)(struct rbln_device *rdev, struct rbln_sensors *s);
 
 	/*
-	 * Engines.  push starts @job on its engine (the doorbell).  It is called
-	 * in atomic context (the core holds a spinlock that orders it against
-	 * removal): it must not sleep, and must not report the end itself.  The
-	 * backend reports the end with rbln_hw_job_done() from its interrupt
-	 * thread or a work item, which may run before push has returned.
+	 * Engines.  push starts @job on its engine (the doorbell) and returns 0,
+	 * or an error if the engine did not take it: the core then ends the job
+	 * with that error itself, and the backend never reports it.  push never
+	 * sleeps: it is called in atomic context (the core holds a spinlock that
+	 * orders it against removal), so a backend that must sleep to start a
+	 * job (a firmware mailbox, a runtime-PM resume) queues a work item of
+	 * its own.  After a 0, the backend reports the end with
+	 * rbln_hw_job_done() from its interrupt thread or a work item, which may
+	 * run before push has returned.
 	 */
-	void (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
+	int (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
 	 * Optional direct path: run a small @job to its end now and return its
 	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
@@ -96,11 +122,24 @@ struct rbln_hw_ops {
 	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got,
 	 * allocating nothing (the jobs queued behind it cannot signal
 	 * meanwhile).  After this returns the backend no longer touches that
-	 * job and never reports it.
+	 * job and never reports it, whatever it returns: 0, or an error if the
+	 * engine could not be brought back, which wedges the device (status
+	 * FAULT, a FAULT event and the kernel's WEDGED uevent where it has one;
+	 * no job runs until a RESET succeeds).
 	 */
-	void (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine engine);
-	/* Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared. */
-	void (*device_reset)(struct rbln_device *rdev);
+	int (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
+	/*
+	 * Back to a working device (DRM_IOCTL_RBLN_RESET): faults cleared.  An
+	 * error (the device refused, or cannot be reset: say why in the log)
+	 * leaves it wedged and is what RESET returns.  Optional.
+	 */
+	int (*device_reset)(struct rbln_device *rdev);
+	/*
+	 * Removal, after the engines were stopped: returns once no interrupt
+	 * handler or completion work of the backend runs for this device any
+	 * more (synchronize_irq(), flush_work()).  Optional.
+	 */
+	void (*sync_irq)(struct rbln_device *rdev);
 
 	/*
 	 * Memory: the backing of a buffer of @size bytes on @chiplet (or
@@ -108,7 +147,14 @@ struct rbln_hw_ops {
 	 * RBLN_HW_HOST_MEMORY), zeroed and charged to the calling process's
 	 * memory cgroup; NULL when there is no room.  The address is how the
 	 * core reaches the bytes (vmap for PRIME importers); mem_page gives the
-	 * page behind an offset (mmap faults, exported sg tables).
+	 * page behind an offset (mmap faults, exported sg tables).  The core's
+	 * allocator gives the device address; this is only the backing behind it.
+	 *
+	 * After rbln_device_destroy() the core calls mem_alloc and mem_page no
+	 * more (faults, exports and vmaps check drm_dev_enter()), but mem_free
+	 * comes when the last file or importer lets a buffer go, which may be
+	 * later: by design it touches no hardware and no per-device state the
+	 * backend frees at removal (the backing is host memory).
 	 */
 	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, size_t size);
 	void (*mem_free)(struct rbln_device *rdev, void *vaddr);
@@ -136,17 +182,95 @@ struct rbln_device *rbln_device_create(struct device *parent,
 				       const struct rbln_hw_ops *ops,
 				       void *hw_priv);
 void rbln_device_destroy(struct rbln_device *rdev);
-void *rbln_device_hw_priv(struct rbln_device *rdev);
 
+/* What a backend may know of a device it created. */
+void *rbln_device_hw_priv(struct rbln_device *rdev);
+const struct rbln_hw_info *rbln_device_info(const struct rbln_device *rdev);
+unsigned int rbln_device_chiplets(const struct rbln_device *rdev);
+bool rbln_device_has_engine(const struct rbln_device *rdev, u32 chiplet,
+			    enum drm_rbln_engine kind);
+/* A reference that keeps the device's memory (not the hardware) alive. */
+void rbln_device_get(struct rbln_device *rdev);
+void rbln_device_put(struct rbln_device *rdev);
 /* Device-wide utilisation in percent over the last sampling window. */
 u32 rbln_device_utilization(struct rbln_device *rdev);
+const char *rbln_engine_name(enum drm_rbln_engine kind);
 
 /*
  * The backends' entry points, the only backend symbols the core calls:
  * module init starts each backend, which then finds its devices and calls
- * rbln_device_create(); module exit stops it.
+ * rbln_device_create(); module exit stops it.  A backend configured out
+ * (Kbuild) is a stub that starts nothing, as netdevsim does it.
  */
+#if IS_ENABLED(CONFIG_DRM_RBLN_SIM)
 int rbln_sim_init(void);
 void rbln_sim_exit(void);
+#else
+static inline int rbln_sim_init(void) { return 0; }
+static inline void rbln_sim_exit(void) { }
+#endif
 
 #endif /* RBLN_HW_H */
+
+/*
+ * The core's calls into a backend.  They need struct rbln_device, so they
+ * are compiled where rbln_device.h has defined it (it includes this file
+ * again at its end); a backend, which never sees that struct, never sees
+ * them either.
+ */
+#if defined(RBLN_DEVICE_DEFINED) && !defined(RBLN_HW_CALLS)
+#define RBLN_HW_CALLS
+
+static inline void rbln_hw_read_sensors(struct rbln_device *rdev, struct rbln_sensors *s)
+{
+	rdev->hw->read_sensors(rdev, s);
+}
+
+static inline int rbln_hw_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
+{
+	return rdev->hw->engine_push(rdev, job);
+}
+
+static inline bool rbln_hw_can_run_now(const struct rbln_device *rdev)
+{
+	return rdev->hw->engine_run_now;
+}
+
+static inline int rbln_hw_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
+{
+	return rdev->hw->engine_run_now(rdev, job);
+}
+
+static inline int rbln_hw_engine_reset(struct rbln_device *rdev, u32 chiplet,
+				       enum drm_rbln_engine kind)
+{
+	return rdev->hw->engine_reset(rdev, chiplet, kind);
+}
+
+static inline int rbln_hw_device_reset(struct rbln_device *rdev)
+{
+	return rdev->hw->device_reset ? rdev->hw->device_reset(rdev) : 0;
+}
+
+static inline void rbln_hw_sync_irq(struct rbln_device *rdev)
+{
+	if (rdev->hw->sync_irq)
+		rdev->hw->sync_irq(rdev);
+}
+
+static inline void *rbln_hw_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size)
+{
+	return rdev->hw->mem_alloc(rdev, chiplet, size);
+}
+
+static inline void rbln_hw_mem_free(struct rbln_device *rdev, void *vaddr)
+{
+	rdev->hw->mem_free(rdev, vaddr);
+}
+
+static inline struct page *rbln_hw_mem_page(struct rbln_device *rdev, void *vaddr, size_t offset)
+{
+	return rdev->hw->mem_page(rdev, vaddr, offset);
+}
+
+#endif /* RBLN_HW_CALLS */

@@ -99,6 +99,8 @@ static void rbln_job_release(struct kref *ref)
 	rbln_fence_free_unstarted(job->spare_fence);
 	if (job->bos != job->bos_inline)
 		kvfree(job->bos);
+	if (job->bufs != job->bufs_inline)
+		kvfree(job->bufs);
 	if (job->copies != &job->copy_inline)
 		kvfree(job->copies);
 	rbln_client_put(job->client);
@@ -239,6 +241,21 @@ void rbln_job_flush_end(struct rbln_job *job)
 	wait_for_completion(&job->end_done);
 }
 
+int rbln_job_hw_buffers(struct rbln_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < 2 * job->hw.count; i++) {
+		void *cpu = READ_ONCE(job->bos[i]->vaddr);
+
+		/* Placed at submit; only a reclaim takes the backing back. */
+		if (!cpu)
+			return -ENODEV;
+		job->bufs[i].cpu = cpu;
+	}
+	return 0;
+}
+
 /* Direct submission; false if the job has to be scheduled instead. */
 static bool rbln_job_run_direct(struct rbln_job *job)
 {
@@ -247,7 +264,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	int status;
 
 	/* Once every input has ended: a failed one fails it right here. */
-	if (!rdev->hw->engine_run_now || !rbln_job_deps_signalled(job) ||
+	if (!rbln_hw_can_run_now(rdev) || !rbln_job_deps_signalled(job) ||
 	    job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
 	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
@@ -256,10 +273,10 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 		mutex_unlock(&engine->submit_lock);
 		return false;
 	}
-	status = rbln_job_precheck(job);
+	status = rbln_job_precheck(job) ?: rbln_job_hw_buffers(job);
 	if (!status) {
 		rbln_job_begin(job);
-		status = rdev->hw->engine_run_now(rdev, &job->hw);
+		status = rbln_hw_engine_run_now(rdev, &job->hw);
 		if (status == -EAGAIN) {
 			/* Not now after all: nothing ran. */
 			rbln_busy_end(&rdev->busy);
@@ -420,13 +437,15 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 	if (job->hw.count == 1) {
 		job->copies = &job->copy_inline;
 		job->bos = job->bos_inline;
+		job->bufs = job->bufs_inline;
 	} else {
 		job->copies = kvcalloc(job->hw.count, sizeof(*job->copies), GFP_KERNEL_ACCOUNT);
 		job->bos = kvcalloc(2 * job->hw.count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
+		job->bufs = kvcalloc(2 * job->hw.count, sizeof(*job->bufs), GFP_KERNEL_ACCOUNT);
 	}
 	job->hw.copies = job->copies;
-	job->hw.bos = job->bos;
-	ret = job->copies && job->bos ? 0 : -ENOMEM;
+	job->hw.bufs = job->bufs;
+	ret = job->copies && job->bos && job->bufs ? 0 : -ENOMEM;
 	if (!ret)
 		ret = rbln_job_read_label(job, args->label);
 	if (!ret)

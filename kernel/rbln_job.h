@@ -30,9 +30,11 @@ struct rbln_job {
 	u64 seqno;
 	struct drm_rbln_copy *copies;
 	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
+	struct rbln_hw_buffer *bufs;	/* the same, as the backend reaches them */
 	/* Where a one-copy job keeps them: the common job allocates once. */
 	struct drm_rbln_copy copy_inline;
 	struct rbln_bo *bos_inline[2];
+	struct rbln_hw_buffer bufs_inline[2];
 	char label[DRM_RBLN_LABEL_MAX];
 	struct dma_fence *done;		/* signalled once it ended; NULL for a direct success */
 	struct dma_fence *hw_fence;	/* scheduled jobs: what run_job returned */
@@ -81,6 +83,11 @@ void rbln_engines_stop(struct rbln_device *rdev);
 void rbln_sched_push(struct rbln_job *job);
 /* The error a job should end with before it runs, or 0. */
 int rbln_job_precheck(struct rbln_job *job);
+/*
+ * Fills what the backend reaches of @job's buffers, right before it is
+ * handed over; -ENODEV if one lost its backing meanwhile.  Allocates nothing.
+ */
+int rbln_job_hw_buffers(struct rbln_job *job);
 /* The event and log line of a job ended by the timeout (outside the signalling path). */
 void rbln_job_timeout_report(struct rbln_job *job);
 

@@ -153,7 +153,7 @@ int rbln_ioctl_device_status(struct drm_device *drm, void *data, struct drm_file
 	/* The hardware may only be asked while the device is alive. */
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	rdev->hw->read_sensors(rdev, &sensors);
+	rbln_hw_read_sensors(rdev, &sensors);
 	drm_dev_exit(idx);
 	memset(args, 0, sizeof(*args));
 	args->status = rbln_device_status(rdev);

@@ -33,9 +33,10 @@ static struct rbln_job *to_rbln_job(struct drm_sched_job *sched_job)
 	return container_of(sched_job, struct rbln_job, base);
 }
 
-static long rbln_sched_timeout(void)
+/* Never shorter than the backend says its biggest job may take. */
+static long rbln_sched_timeout(const struct rbln_device *rdev)
 {
-	return msecs_to_jiffies(max(READ_ONCE(job_timeout_ms), 1U));
+	return msecs_to_jiffies(max3(READ_ONCE(job_timeout_ms), rdev->info.job_min_timeout_ms, 1U));
 }
 
 int rbln_job_precheck(struct rbln_job *job)
@@ -47,6 +48,8 @@ int rbln_job_precheck(struct rbln_job *job)
 		return -ECANCELED;
 	if (READ_ONCE(engine->chiplet->rdev->dying) || READ_ONCE(engine->chiplet->down))
 		return -ENODEV;
+	if (READ_ONCE(engine->chiplet->rdev->wedged))
+		return -EIO;
 	/* A job whose input failed fails with the same error, without running. */
 	for (i = 0; i < job->nr_deps; i++) {
 		int error = rbln_fence_error(job->deps[i]);
@@ -77,7 +80,7 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 	fence = rbln_fence_start(job->spare_fence, engine);
 	job->spare_fence = NULL;
 	job->hw_fence = dma_fence_get(fence);
-	ret = rbln_job_precheck(job);
+	ret = rbln_job_precheck(job) ?: rbln_job_hw_buffers(job);
 	if (!ret && sched_job->s_fence->finished.error)
 		ret = sched_job->s_fence->finished.error;
 	if (!ret) {
@@ -88,7 +91,10 @@ static struct dma_fence *rbln_sched_run_job(struct drm_sched_job *sched_job)
 		} else {
 			rbln_job_begin(job);
 			engine->active = job;
-			rdev->hw->engine_push(rdev, &job->hw);
+			ret = rbln_hw_engine_push(rdev, &job->hw);
+			/* Not taken: the backend will never report it. */
+			if (ret)
+				engine->active = NULL;
 		}
 		spin_unlock(&engine->active_lock);
 	}
@@ -179,8 +185,12 @@ static enum drm_gpu_sched_stat rbln_sched_timedout_job(struct drm_sched_job *sch
 	 */
 	drm_sched_stop(&engine->sched, sched_job);
 	reset = !test_bit(0, &job->ended);
-	if (reset)
-		rdev->hw->engine_reset(rdev, engine->chiplet->index, engine->kind);
+	if (reset) {
+		int err = rbln_hw_engine_reset(rdev, engine->chiplet->index, engine->kind);
+
+		if (err)
+			rbln_device_wedge(rdev, err);
+	}
 	cookie = dma_fence_begin_signalling();
 	if (reset) {
 		rbln_engine_clear_active(engine, job);
@@ -254,7 +264,7 @@ void rbln_sched_push(struct rbln_job *job)
 
 	lockdep_assert_held(&engine->submit_lock);
 	/* job_timeout_ms may change at run time; the next timer uses it. */
-	WRITE_ONCE(engine->sched.timeout, rbln_sched_timeout());
+	WRITE_ONCE(engine->sched.timeout, rbln_sched_timeout(engine->chiplet->rdev));
 	atomic_inc(&engine->queued);
 	atomic_inc(&engine->unfreed);
 	INIT_WORK(&job->free_work, rbln_sched_free_job_work);
@@ -332,7 +342,7 @@ static int rbln_engine_sched_init(struct rbln_engine *engine)
 		.ops = &rbln_sched_ops,
 		RBLN_SCHED_INIT_NUM_RQS
 		.credit_limit = 1,
-		.timeout = rbln_sched_timeout(),
+		.timeout = rbln_sched_timeout(rdev),
 		.name = rbln_engine_name(engine->kind),
 		.dev = rdev->drm.dev,
 	};
@@ -399,7 +409,10 @@ void rbln_engines_stop(struct rbln_device *rdev)
 			spin_unlock(&engine->active_lock);
 			if (!job)
 				continue;
-			rdev->hw->engine_reset(rdev, i, kind);
+			/* Going anyway: a failed reset only says so. */
+			if (rbln_hw_engine_reset(rdev, i, kind))
+				drm_warn(&rdev->drm, "chiplet %u %s: engine reset failed at removal\n",
+					 i, rbln_engine_name(kind));
 			if (rbln_job_claim_end(job))
 				rbln_job_end(job, -ENODEV);
 			rbln_job_put(job);

@@ -41,6 +41,21 @@ RBLN_INFO_ATTR(memory_total, "%llu", rdev->info.memory_total);
 RBLN_INFO_ATTR(capabilities, "0x%llx", rbln_device_capabilities(rdev));
 RBLN_INFO_ATTR(status, "%s", rbln_status_name(rbln_device_status(rdev)));
 RBLN_INFO_ATTR(status_code, "%d", rbln_device_status(rdev));
+RBLN_INFO_ATTR(faults, "%d", atomic_read(&rdev->faults));
+RBLN_INFO_ATTR(memory_errors, "%d", atomic_read(&rdev->memory_errors));
+
+/* Jobs that timed out on a hung engine, each followed by its engine's reset. */
+static ssize_t engine_resets_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	const struct rbln_device *rdev = dev_to_rbln(dev);
+	unsigned int i, kind, resets = 0;
+
+	for (i = 0; i < rdev->nr_chiplets; i++)
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+			resets += atomic_read(&rdev->chiplets[i].engines[kind].resets);
+	return sysfs_emit(buf, "%u\n", resets);
+}
+static DEVICE_ATTR_RO(engine_resets);
 
 static ssize_t memory_used_show(struct device *dev, struct device_attribute *attr,
 				char *buf)
@@ -78,7 +93,7 @@ static int rbln_read_sensors(struct device *dev, struct rbln_sensors *s)
 
 	if (!drm_dev_enter(&rdev->drm, &idx))
 		return -ENODEV;
-	rdev->hw->read_sensors(rdev, s);
+	rbln_hw_read_sensors(rdev, s);
 	drm_dev_exit(idx);
 	return 0;
 }
@@ -115,6 +130,9 @@ static struct attribute *rbln_device_attrs[] = {
 	&dev_attr_capabilities.attr,
 	&dev_attr_status.attr,
 	&dev_attr_status_code.attr,
+	&dev_attr_faults.attr,
+	&dev_attr_memory_errors.attr,
+	&dev_attr_engine_resets.attr,
 	&dev_attr_busy_ns.attr,
 	&dev_attr_utilization.attr,
 	&dev_attr_temperature.attr,
@@ -185,6 +203,11 @@ static ssize_t chiplet_engine_resets_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", resets);
 }
 
+static ssize_t chiplet_status_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(kobj_to_chiplet(kobj)->down) ? "lost" : "ok");
+}
+
 static ssize_t chiplet_engines_show(struct kobject *kobj,
 				    struct kobj_attribute *attr, char *buf)
 {
@@ -249,6 +272,8 @@ static struct kobj_attribute chiplet_attr_engine_resets =
 	__ATTR(engine_resets, 0444, chiplet_engine_resets_show, NULL);
 static struct kobj_attribute chiplet_attr_engines =
 	__ATTR(engines, 0444, chiplet_engines_show, NULL);
+static struct kobj_attribute chiplet_attr_status =
+	__ATTR(status, 0444, chiplet_status_show, NULL);
 
 static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_total.attr,
@@ -256,6 +281,7 @@ static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_placed.attr,
 	&chiplet_attr_engines.attr,
 	&chiplet_attr_engine_resets.attr,
+	&chiplet_attr_status.attr,
 	NULL
 };
 static const struct attribute_group rbln_chiplet_group = {

@@ -21,7 +21,7 @@
 #include <drm/drm_drv.h>
 
 #include "../rbln_compat.h"
-#include "../rbln_device.h"
+#include "../rbln_sku.h"
 #include "../rbln_test_point.h"
 #include "rbln_sim.h"
 
@@ -233,7 +233,7 @@ struct rbln_device *rbln_sim_find_device(unsigned int id)
 	sdev = rbln_sim_find(id);
 	if (sdev && sdev->rdev) {
 		rdev = sdev->rdev;
-		drm_dev_get(&rdev->drm);	/* the device may be removed once we unlock */
+		rbln_device_get(rdev);	/* the device may be removed once we unlock */
 	}
 	mutex_unlock(&rbln_sim_lock);
 	rbln_test_point(RBLN_TP_SIM_FOUND);

@@ -50,6 +50,7 @@ struct rbln_sim_device {
 	struct rbln_sim_engine engines[RBLN_MAX_CHIPLETS][DRM_RBLN_ENGINE_COUNT];
 	/* Fault injection (rbln_sim_debugfs.c). */
 	atomic_t fail_next_jobs;	/* the next N jobs fail with -EIO */
+	atomic_t fail_next_resets;	/* the next N engine or device resets fail with -EIO */
 	u32 slow_us;			/* each chunk takes this much longer */
 	bool chiplet_down[RBLN_MAX_CHIPLETS];
 };
@@ -71,14 +72,18 @@ struct rbln_device *rbln_sim_find_device(unsigned int id);
 /* rbln_sim_hw.c: the simulated hardware behind struct rbln_hw_ops. */
 extern const struct rbln_hw_ops rbln_sim_hw_ops;
 void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info *info);
+/* The simulated products' engines, for @chiplets chiplets. */
+void rbln_sim_fill_engines(unsigned int chiplets, struct rbln_hw_info *info);
 
 /* rbln_sim_engine.c: engines that copy with the CPU and report through the completion hook. */
 void rbln_sim_engines_init(struct rbln_sim_device *sdev);
 void rbln_sim_engines_fini(struct rbln_sim_device *sdev);
-void rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job);
+int rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job);
 int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job);
-void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
-void rbln_sim_device_reset(struct rbln_device *rdev);
+int rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
+int rbln_sim_device_reset(struct rbln_device *rdev);
+/* The simulated interrupts are the engines' work items: none runs after this. */
+void rbln_sim_sync_irq(struct rbln_device *rdev);
 /*
  * Copies @size bytes a chunk at a time for @job on engine @e; false if a
  * reset took the job back meanwhile.  @e NULL: a copy that nothing stops.

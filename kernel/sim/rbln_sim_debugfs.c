@@ -24,7 +24,6 @@
 #include <linux/vmalloc.h>
 #include <drm/drm_print.h>
 
-#include "../rbln_device.h"
 #include "rbln_sim.h"
 
 static int rbln_parse_engine(const char *word, unsigned int *kind)
@@ -41,7 +40,7 @@ static int rbln_parse_engine(const char *word, unsigned int *kind)
 
 static int rbln_parse_chiplet(const struct rbln_device *rdev, const char *word, unsigned int *chiplet)
 {
-	return kstrtouint(word, 0, chiplet) || *chiplet >= rdev->nr_chiplets ? -EINVAL : 0;
+	return kstrtouint(word, 0, chiplet) || *chiplet >= rbln_device_chiplets(rdev) ? -EINVAL : 0;
 }
 
 /* An optional trailing "0" or "1"; @on keeps its default without one. */
@@ -63,7 +62,7 @@ static int rbln_sim_parse_hang(const struct rbln_device *rdev, const char *cmd,
 	*on = 1;
 	if (argc >= 2 && argc <= 3 && !rbln_parse_chiplet(rdev, argv[0], chiplet) &&
 	    !rbln_parse_engine(argv[1], kind) && !rbln_parse_switch(argc, argv, 2, on) &&
-	    rdev->chiplets[*chiplet].engines[*kind].present)
+	    rbln_device_has_engine(rdev, *chiplet, *kind))
 		ret = 0;
 	argv_free(argv);
 	return ret;
@@ -242,6 +241,7 @@ void rbln_sim_debugfs_init(struct rbln_sim_device *sdev)
 	if (!dir)
 		return;
 	debugfs_create_atomic_t("fail_next_jobs", 0600, dir, &sdev->fail_next_jobs);
+	debugfs_create_atomic_t("fail_next_resets", 0600, dir, &sdev->fail_next_resets);
 	debugfs_create_u32("slow_us", 0600, dir, &sdev->slow_us);
 	debugfs_create_file("hang", 0200, dir, rdev, &rbln_hang_fops);
 	debugfs_create_file("chiplet_down", 0200, dir, rdev, &rbln_chiplet_down_fops);

@@ -10,8 +10,6 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 
-#include "../rbln_device.h"
-#include "../rbln_gem.h"
 #include "rbln_sim.h"
 
 static struct rbln_sim_device *rbln_sim_of(struct rbln_device *rdev)
@@ -78,12 +76,9 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 		return -EIO;
 	for (i = 0; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
-		struct rbln_bo *src = job->bos[2 * i], *dst = job->bos[2 * i + 1];
+		const struct rbln_hw_buffer *src = &job->bufs[2 * i], *dst = &job->bufs[2 * i + 1];
 
-		/* The core placed both before handing the job over. */
-		if (WARN_ON_ONCE(!READ_ONCE(src->vaddr) || !READ_ONCE(dst->vaddr)))
-			return -ENODEV;
-		if (!rbln_sim_copy(e, job, dst->vaddr + c->dst_offset, src->vaddr + c->src_offset,
+		if (!rbln_sim_copy(e, job, dst->cpu + c->dst_offset, src->cpu + c->src_offset,
 				   c->size))
 			return -ECANCELED;	/* nobody hears it: the job was taken back */
 	}
@@ -112,15 +107,20 @@ static void rbln_sim_engine_work(struct work_struct *work)
 		rbln_hw_job_done(job, status);	/* the interrupt */
 }
 
-void rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
+int rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 {
 	struct rbln_sim_engine *e = rbln_sim_engine_of(rdev, job->chiplet, job->engine);
+	bool busy;
 
 	spin_lock(&e->lock);
-	WARN_ON_ONCE(e->job);
-	e->job = job;
+	busy = WARN_ON_ONCE(e->job);
+	if (!busy)
+		e->job = job;
 	spin_unlock(&e->lock);
+	if (busy)
+		return -EBUSY;	/* the core pushed a second job: refuse it, keep the first */
 	queue_work(system_unbound_wq, &e->work);
+	return 0;
 }
 
 int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
@@ -135,17 +135,40 @@ int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
 	return busy ? -EAGAIN : rbln_sim_execute(e->sdev, NULL, job);
 }
 
-void rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind)
+/* Fault injection: whether this reset is one of the next N that fail. */
+static bool rbln_sim_reset_fails(struct rbln_sim_device *sdev)
+{
+	return atomic_add_unless(&sdev->fail_next_resets, -1, 0);
+}
+
+/*
+ * An injected failure still takes the job back (the contract: the backend
+ * never touches it again), but leaves the engine hung: the device is wedged
+ * until a device reset works.
+ */
+int rbln_sim_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind)
 {
 	struct rbln_sim_engine *e = rbln_sim_engine_of(rdev, chiplet, kind);
+	bool fails = rbln_sim_reset_fails(e->sdev);
 
 	spin_lock(&e->lock);
 	e->job = NULL;
-	e->hung = false;
+	e->hung = fails;
 	spin_unlock(&e->lock);
 	wake_up_all(&e->reset_wait);
 	/* The chunk in progress ends before the core frees the buffers. */
 	cancel_work_sync(&e->work);
+	return fails ? -EIO : 0;
+}
+
+void rbln_sim_sync_irq(struct rbln_device *rdev)
+{
+	struct rbln_sim_device *sdev = rbln_sim_of(rdev);
+	unsigned int i, kind;
+
+	for (i = 0; i < RBLN_MAX_CHIPLETS; i++)
+		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
+			flush_work(&sdev->engines[i][kind].work);
 }
 
 void rbln_sim_set_hang(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind, bool on)
@@ -172,18 +195,21 @@ void rbln_sim_set_chiplet_down(struct rbln_device *rdev, u32 chiplet, bool down)
 	rbln_hw_chiplet_lost(rdev, chiplet, down);
 }
 
-/* Faults cleared; a held job carries on. */
-void rbln_sim_device_reset(struct rbln_device *rdev)
+/* Faults cleared; a held job carries on.  An injected failure clears nothing. */
+int rbln_sim_device_reset(struct rbln_device *rdev)
 {
 	struct rbln_sim_device *sdev = rbln_sim_of(rdev);
 	unsigned int i, kind;
 
+	if (rbln_sim_reset_fails(sdev))
+		return -EIO;
 	atomic_set(&sdev->fail_next_jobs, 0);
 	for (i = 0; i < RBLN_MAX_CHIPLETS; i++) {
 		WRITE_ONCE(sdev->chiplet_down[i], false);
 		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++)
 			rbln_sim_set_hang(rdev, i, kind, false);
 	}
+	return 0;
 }
 
 void rbln_sim_engines_init(struct rbln_sim_device *sdev)
@@ -191,6 +217,7 @@ void rbln_sim_engines_init(struct rbln_sim_device *sdev)
 	unsigned int i, kind;
 
 	atomic_set(&sdev->fail_next_jobs, 0);
+	atomic_set(&sdev->fail_next_resets, 0);
 	for (i = 0; i < RBLN_MAX_CHIPLETS; i++)
 		for (kind = 0; kind < DRM_RBLN_ENGINE_COUNT; kind++) {
 			struct rbln_sim_engine *e = &sdev->engines[i][kind];

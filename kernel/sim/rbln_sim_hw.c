@@ -7,7 +7,7 @@
 #include <linux/nodemask.h>
 #include <linux/string.h>
 
-#include "../rbln_device.h"
+#include "../rbln_sku.h"
 #include "rbln_sim.h"
 
 #define RBLN_SIM_FIRMWARE_VERSION	"1.0.0-sim"
@@ -37,11 +37,22 @@ void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info 
 		sizeof(info->firmware_version));
 	info->capabilities = DRM_RBLN_CAP_SIMULATED;
 	info->job_max_bytes = RBLN_SIM_JOB_MAX_BYTES;
+	rbln_sim_fill_engines(sku->chiplets, info);
+}
+
+void rbln_sim_fill_engines(unsigned int chiplets, struct rbln_hw_info *info)
+{
+	unsigned int i;
+
+	/* Every engine on every chiplet, but only chiplet 0 talks to the host. */
+	for (i = 0; i < chiplets; i++)
+		info->engines[i] = GENMASK(DRM_RBLN_ENGINE_COUNT - 1, 0) &
+				   ~(i ? BIT(DRM_RBLN_ENGINE_EXTERNAL_HDMA) : 0);
 }
 
 static void rbln_sim_read_sensors(struct rbln_device *rdev, struct rbln_sensors *s)
 {
-	const struct rbln_sku *sku = rdev->info.sku;
+	const struct rbln_sku *sku = rbln_device_info(rdev)->sku;
 	u32 util = rbln_device_utilization(rdev);
 
 	s->temperature_mc = RBLN_SIM_IDLE_TEMP_MC + util * RBLN_SIM_TEMP_PER_PERCENT_MC;
@@ -57,6 +68,7 @@ const struct rbln_hw_ops rbln_sim_hw_ops = {
 	.engine_run_now = rbln_sim_engine_run_now,
 	.engine_reset = rbln_sim_engine_reset,
 	.device_reset = rbln_sim_device_reset,
+	.sync_irq = rbln_sim_sync_irq,
 	.mem_alloc = rbln_sim_mem_alloc,
 	.mem_free = rbln_sim_mem_free,
 	.mem_page = rbln_sim_mem_page,

@@ -153,6 +153,7 @@ static void rbln_sim_failed_probe(struct kunit *test)
 	struct rbln_device *rdev;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, parent);
+	rbln_sim_fill_engines(info.sku->chiplets, &info);
 	rbln_test_set_point_hook(test, rbln_sim_fail_registering);
 	rdev = rbln_device_create(parent, &info, &rbln_sim_hw_ops, NULL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(rdev), -EIO);

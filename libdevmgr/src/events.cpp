@@ -25,6 +25,7 @@ const char *to_string(DriverEvent::Type type)
 	case DriverEvent::Type::fault: return "fault";
 	case DriverEvent::Type::memory_error: return "memory_error";
 	case DriverEvent::Type::reset: return "reset";
+	case DriverEvent::Type::events_lost: return "events_lost";
 	}
 	return "unknown";
 }
@@ -102,7 +103,10 @@ std::optional<DriverEvent> EventListener::next(std::chrono::milliseconds timeout
 		pollfd p{fd(), POLLIN, 0};
 		if (left.count() < 0 || ::poll(&p, 1, int(left.count())) <= 0)
 			return std::nullopt;
-		nl_recvmsgs_default(impl_->sock);
+		// ENOBUFS (libnl's NLE_NOMEM): the kernel dropped events for this
+		// socket; say so rather than let a FAULT go unseen.
+		if (int err = nl_recvmsgs_default(impl_->sock); err == -NLE_NOMEM)
+			impl_->queue.push_back({DriverEvent::Type::events_lost, ~0u, {}, {}, {}, {}, {}});
 	}
 	DriverEvent ev = impl_->queue.front();
 	impl_->queue.pop_front();

@@ -62,7 +62,7 @@ NpuFigures npu_figures(const NpuInfo &npu)
 {
 	const std::string &d = npu.sysfs;
 	std::string pstate = read_attr(d, "pstate");
-	NpuFigures f{read_attr(d, "firmware_version"), read_number<int>(d, "numa_node"), {}};
+	NpuFigures f{read_attr(d, "firmware_version"), read_number<int>(d, "numa_node"), {}, {}};
 	f.status = DeviceStatus{
 		.status = read_attr(d, "status"),
 		.temperature_mc = read_number<int>(d, "temperature"),
@@ -74,6 +74,8 @@ NpuFigures npu_figures(const NpuInfo &npu)
 		.memory_placed = read_number<uint64_t>(d, "memory_placed"),
 		.busy_ns = read_number<uint64_t>(d, "busy_ns"),
 	};
+	f.counters = {read_number<uint64_t>(d, "faults"), read_number<uint64_t>(d, "memory_errors"),
+		      read_number<uint64_t>(d, "engine_resets")};
 	check_still_there(npu);
 	return f;
 }
@@ -87,7 +89,7 @@ std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu)
 				  {read_number<uint64_t>(cd, "memory_total"), read_number<uint64_t>(cd, "memory_used"),
 				   read_number<uint64_t>(cd, "memory_placed")},
 				  {},
-				  read_number<unsigned>(cd, "engine_resets")};
+				  read_number<unsigned>(cd, "engine_resets"), read_attr(cd, "status") == "lost"};
 		std::istringstream engines(read_attr(cd, "engines"));
 		for (std::string name; engines >> name;)
 			if (auto e = engine_named(name))

@@ -299,6 +299,8 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	Buffer a = make_buffer(fd, 8192, 0, 0), b = make_buffer(fd, 8192, 0, 0);
 	const std::string resets = sim_device(1)->sysfs + "/chiplet0/engine_resets";
 	const auto before = std::stoul(read_file(resets).value_or("0"));
+	const std::string device_resets = sim_device(1)->sysfs + "/engine_resets";
+	const auto device_before = std::stoul(read_file(device_resets).value_or("0"));
 
 	// A timeout long enough that a slow guest sees the job running before it ends.
 	std::optional<JobTimeout> timeout{"3000"};
@@ -324,6 +326,7 @@ TEST_F(Dma, HungEngineTimesOutIsResetAndOthersKeepWorking)
 	EXPECT_EQ(wait_job(fd, hung), 0) << "a failure is reported once";
 	EXPECT_EQ(read_file(dev + "/status"), "READY") << "idle again";
 	EXPECT_EQ(std::stoul(read_file(resets).value_or("0")), before + 1);
+	EXPECT_EQ(std::stoul(read_file(device_resets).value_or("0")), device_before + 1) << "the device's sum";
 	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
 		<< "the engine works again after its reset";
 	free_buffer(other.get(), c);
@@ -437,7 +440,14 @@ TEST_F(Dma, InjectedFailuresAndChipletDown)
 	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_DEVICE_HDMA, 2, c), -EIO);
 	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, c), 0);
 
+	const std::string sysfs = sim_device(1)->sysfs;
+	const auto faults = std::stoul(read_file(sysfs + "/faults").value_or("0"));
 	ASSERT_EQ(debugfs_write(1, "chiplet_down", "2 1"), 0);
+	// A lost chiplet is a status a monitor reads without opening the device.
+	EXPECT_EQ(read_file(sysfs + "/chiplet2/status"), "lost");
+	EXPECT_EQ(read_file(sysfs + "/chiplet1/status"), "ok");
+	EXPECT_EQ(read_file(sysfs + "/status"), "FAULT");
+	EXPECT_EQ(read_file(sysfs + "/faults"), std::to_string(faults + 1));
 	uint64_t seqno;
 	EXPECT_EQ(submit(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, {c}, &seqno), ENODEV);
 	EXPECT_EQ(copy(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 3,
@@ -452,6 +462,12 @@ TEST_F(Dma, InjectedFailuresAndChipletDown)
 	EXPECT_EQ(debugfs_write(1, "chiplet_down", "4"), EINVAL);
 	free_buffer(fd, a);
 	free_buffer(fd, b);
+	EXPECT_EQ(read_file(sysfs + "/status"), "FAULT") << "the chiplet's return does not clear the fault";
+	EXPECT_EQ(read_file(sysfs + "/chiplet2/status"), "ok");
+	drm_rbln_reset reset{};
+	ASSERT_EQ(ioctl(fd, DRM_IOCTL_RBLN_RESET, &reset), 0) << "this test's file is the only one open";
+	EXPECT_EQ(read_file(sysfs + "/status"), "READY");
+	EXPECT_EQ(read_file(sysfs + "/faults"), std::to_string(faults + 1)) << "a reset keeps the count";
 }
 
 // REPORT_END (interface 11): a job that ended inside SUBMIT is reported there,

@@ -93,3 +93,30 @@ TEST(Events, OnlyPrivilegedSocketsMayListen)
 	EXPECT_EQ(status, 0) << "1: an unprivileged socket joined; 4: an unclear error";
 	EXPECT_NO_THROW(rbln::EventListener()) << "root may";
 }
+
+// A listener that falls behind loses events (the kernel drops them,
+// ENOBUFS); the next read says so with an events_lost event, which tells a
+// monitor to re-read the devices.  Before, the overflow was dropped silently.
+TEST(Events, AnOverflowIsReportedAsEventsLost)
+{
+	rbln::EventListener events;
+	{
+		auto dev = rbln::Device::open(0);
+		for (int i = 0; i < 2000; i++) {
+			dev.acquire();
+			dev.release();
+		}
+	}
+	bool lost = false;
+	int seen = 0;
+	while (auto ev = events.next(1s)) {
+		seen++;
+		if (ev->type == Type::events_lost) {
+			lost = true;
+			EXPECT_EQ(ev->device, ~0u);
+			EXPECT_STREQ(rbln::to_string(ev->type), "events_lost");
+			break;
+		}
+	}
+	EXPECT_TRUE(lost) << seen << " events read, none said the rest were lost";
+}

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include <sys/ioctl.h>
@@ -306,6 +307,40 @@ TEST(Smi, ResetRefusesWhileInUseAndForceRevokes)
 	uint64_t v;
 	EXPECT_EQ(get_param(holder.get(), DRM_RBLN_PARAM_UAPI_VERSION, &v), ENODEV);
 	EXPECT_EQ(smi("reset").exit, 2);
+}
+
+// A lost chiplet and a memory error as rbln-smi -j shows them: the
+// chiplet's status, the device's FAULT, and the counters, which a reset keeps.
+TEST(Smi, JsonShowsLostChipletsAndCounters)
+{
+	auto counters = [](const nlohmann::json &d) {
+		return std::tuple{d["counters"]["faults"].get<uint64_t>(), d["counters"]["memory_errors"].get<uint64_t>(),
+				  d["counters"]["engine_resets"].get<uint64_t>()};
+	};
+	SmiResult r = smi("-j -i 1");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	auto before = nlohmann::json::parse(r.out)["devices"][0];
+	ASSERT_TRUE(before.contains("counters")) << r.out;
+	const auto [faults, memory_errors, resets] = counters(before);
+	EXPECT_EQ(before["chiplets"][2]["status"], "ok");
+
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/chiplet_down", "2 1"), 0);
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "1"), 0);
+	r = smi("-j -i 1");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	auto d = nlohmann::json::parse(r.out)["devices"][0];
+	EXPECT_EQ(d["status"], "FAULT");
+	EXPECT_EQ(d["chiplets"][2]["status"], "lost");
+	EXPECT_EQ(d["chiplets"][1]["status"], "ok");
+	EXPECT_EQ(counters(d), std::tuple(faults + 1, memory_errors + 1, resets))
+		<< "one FAULT (the memory error found the device faulted already)";
+
+	ASSERT_EQ(smi("reset -i 1").exit, 0);
+	r = smi("-j -i 1");
+	d = nlohmann::json::parse(r.out)["devices"][0];
+	EXPECT_EQ(d["status"], "READY");
+	EXPECT_EQ(d["chiplets"][2]["status"], "ok");
+	EXPECT_EQ(counters(d), std::tuple(faults + 1, memory_errors + 1, resets)) << "a reset keeps the counters";
 }
 
 TEST(Smi, DmonAndTopo)

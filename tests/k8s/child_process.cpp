@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -22,12 +23,23 @@ std::string build_dir()
 
 pid_t spawn(const std::vector<std::string> &args)
 {
+	return spawn(args, "");
+}
+
+pid_t spawn(const std::vector<std::string> &args, const std::string &stderr_path)
+{
 	std::vector<char *> argv;
 	for (const auto &a : args)
 		argv.push_back(const_cast<char *>(a.c_str()));
 	argv.push_back(nullptr);
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	if (!stderr_path.empty())
+		posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
 	pid_t pid;
-	return ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0 ? pid : -1;
+	int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+	posix_spawn_file_actions_destroy(&actions);
+	return rc == 0 ? pid : -1;
 }
 
 int terminate(pid_t pid)

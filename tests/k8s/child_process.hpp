@@ -13,6 +13,8 @@ namespace rbln::test {
 std::string build_dir();
 // Starts @argv (argv[0] a path); -1 if it could not.
 pid_t spawn(const std::vector<std::string> &argv);
+// The same with its stderr appended to @stderr_path.
+pid_t spawn(const std::vector<std::string> &argv, const std::string &stderr_path);
 // SIGTERM, then its exit status as waitpid() gives it.
 int terminate(pid_t pid);
 

@@ -3,6 +3,8 @@
 // stand-in (kubelet_standin.hpp says what it leaves out of a kubelet).
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <set>
 
 #include <sys/wait.h>
@@ -13,6 +15,8 @@
 #include "cdi.hpp"
 #include "child_process.hpp"
 #include "kubelet_standin.hpp"
+#include "manifest_context.hpp"
+#include "rbln/devmgr.hpp"
 #include "rbln/enumerate.hpp"
 #include "rbln_test_util.h"
 
@@ -65,13 +69,32 @@ protected:
 		}
 		kubelet_.reset();
 		fs::remove_all(dir_);
+		if (!log_.empty()) {
+			if (HasFailure())
+				std::cerr << "rbln-device-plugin's log:\n" << log() << "\n";
+			fs::remove(log_);
+		}
 	}
 
-	// Starts the plugin and takes its registrations.
-	std::vector<v1beta1::RegisterRequest> start(const std::string &mode, size_t registrations)
+	std::string log() const
+	{
+		std::ifstream in(log_);
+		return {std::istreambuf_iterator<char>(in), {}};
+	}
+
+	// Starts the plugin (under @ctx: the manifest's security context) and
+	// takes its registrations; its stderr goes to log_.
+	std::vector<v1beta1::RegisterRequest> start(const std::string &mode, size_t registrations,
+						    const std::optional<ManifestContext> &ctx = std::nullopt,
+						    std::vector<std::string> extra = {})
 	{
 		const std::string bin = build_dir() + "/cmake/tools/rbln-device-plugin/rbln-device-plugin";
-		pid_ = spawn({bin, "--resource-mode", mode, "--kubelet-dir", dir_});
+		std::vector<std::string> argv = {bin, "--resource-mode", mode, "--kubelet-dir", dir_};
+		argv.insert(argv.end(), extra.begin(), extra.end());
+		if (ctx)
+			argv = under_context(*ctx, argv, {{"/var/lib/kubelet/device-plugins", dir_}});
+		log_ = dir_ + ".log";
+		pid_ = spawn(argv, log_);
 		EXPECT_GT(pid_, 0) << bin;
 		std::vector<v1beta1::RegisterRequest> out;
 		while (out.size() < registrations) {
@@ -84,7 +107,7 @@ protected:
 		return out;
 	}
 
-	std::string dir_;
+	std::string dir_, log_;
 	std::unique_ptr<KubeletStandIn> kubelet_;
 	std::vector<std::string> uuids_;	// index order
 	pid_t pid_ = -1;
@@ -193,9 +216,138 @@ TEST_F(DevicePlugin, HealthFollowsFaultsResetsAndHotplug)
 	EXPECT_TRUE(stream.wait_for([&](const List &l) { return l.devices_size() == 2; }, 5s));
 }
 
+namespace {
+
+// "CapEff" or "NoNewPrivs" of /proc/PID/status.
+std::string proc_status(pid_t pid, const std::string &key)
+{
+	std::ifstream in(fmt::format("/proc/{}/status", pid));
+	for (std::string line; std::getline(in, line);)
+		if (line.starts_with(key + ":")) {
+			auto v = line.substr(key.size() + 1);
+			return v.substr(v.find_first_not_of(" \t"));
+		}
+	return "missing";
+}
+
+std::string reset_npu(unsigned npu)
+{
+	const char *smi = std::getenv("RBLN_SMI");
+	if (!smi)
+		return "RBLN_SMI is not set (tests/vm/suite.sh sets it)";
+	auto r = run_shell(fmt::format("{} reset -i {} 2>&1", smi, npu));
+	return r.exit == 0 ? "" : r.out;
+}
+
+} // namespace
+
+// deploy/device-plugin.yaml's security context (root without a capability,
+// no new privileges, /dev read-only): the driver's events are refused there
+// (CAP_SYS_ADMIN), and health still follows every fault source from sysfs,
+// each within 2 s.  Before the sysfs health it exited 1 at once.
+TEST_F(DevicePlugin, UnderTheShippedSecurityContextHealthFollowsEveryFault)
+{
+	const auto ctx = manifest_context("device-plugin.yaml", "device-plugin");
+	ASSERT_FALSE(ctx.privileged);
+	auto regs = start("npu", 1, ctx);
+	ASSERT_EQ(regs.size(), 1u) << log();
+	EXPECT_EQ(proc_status(pid_, "CapEff"), ctx.drop_all ? "0000000000000000" : proc_status(getpid(), "CapEff"));
+	EXPECT_EQ(proc_status(pid_, "NoNewPrivs"), ctx.no_new_privs ? "1" : "0");
+	EXPECT_NE(log().find("driver events not received"), std::string::npos) << log();
+
+	auto plugin = kubelet_->plugin(regs[0].endpoint());
+	DeviceStream stream(*plugin);
+	const std::string npu1 = uuids_[1];
+	ASSERT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 10s));
+
+	auto unhealthy_within_2s = [&](const char *what) {
+		const auto t0 = steady_clock::now();
+		EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Unhealthy"; }, 5s)) << what;
+		const auto took = duration_cast<milliseconds>(steady_clock::now() - t0);
+		EXPECT_LT(took, 2000ms) << what << ": Unhealthy after " << took.count() << " ms";
+		EXPECT_EQ(health_of(*stream.wait_for([](const List &) { return true; }, 1s), uuids_[0]), "Healthy")
+			<< "NPU 0 had no fault";
+	};
+
+	// Chiplet 2 of the Rebel100 lost: sysfs says so, the plugin follows.
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/chiplet_down", "2 1"), 0);
+	unhealthy_within_2s("chiplet 2 lost");
+	const auto sysfs = rbln::find_npu("1").sysfs;
+	EXPECT_EQ(read_file(sysfs + "/chiplet2/status"), "lost");
+	EXPECT_EQ(read_file(sysfs + "/chiplet1/status"), "ok");
+	EXPECT_EQ(read_file(sysfs + "/status"), "FAULT");
+	EXPECT_NE(log().find("chiplet 2 lost"), std::string::npos) << "the reason is logged:\n" << log();
+	ASSERT_EQ(reset_npu(1), "");
+	EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 2s)) << "after reset";
+	EXPECT_EQ(read_file(sysfs + "/chiplet2/status"), "ok");
+
+	// A memory error.
+	const auto memory_errors = std::stoul(read_file(sysfs + "/memory_errors").value_or("0"));
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "0"), 0);
+	unhealthy_within_2s("memory error");
+	EXPECT_EQ(std::stoul(read_file(sysfs + "/memory_errors").value_or("0")), memory_errors + 1);
+	ASSERT_EQ(reset_npu(1), "");
+	EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 2s)) << "after reset";
+}
+
+// RBLN_DISABLE_HEALTHCHECKS=all (NVIDIA's DP_DISABLE_HEALTHCHECKS): a
+// faulted NPU stays Healthy; a value it does not know is refused, named.
+TEST_F(DevicePlugin, HealthChecksCanBeTurnedOff)
+{
+	::setenv("RBLN_DISABLE_HEALTHCHECKS", "all", 1);
+	auto regs = start("npu", 1);
+	::unsetenv("RBLN_DISABLE_HEALTHCHECKS");
+	ASSERT_EQ(regs.size(), 1u);
+	auto plugin = kubelet_->plugin(regs[0].endpoint());
+	DeviceStream stream(*plugin);
+	const std::string npu1 = uuids_[1];
+	ASSERT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 10s));
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "0"), 0);
+	EXPECT_FALSE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Unhealthy"; }, 3s));
+	EXPECT_NE(log().find("health checks are off"), std::string::npos) << log();
+	EXPECT_EQ(reset_npu(1), "");
+
+	const std::string bin = build_dir() + "/cmake/tools/rbln-device-plugin/rbln-device-plugin";
+	auto bad = run_shell(fmt::format("RBLN_DISABLE_HEALTHCHECKS=sometimes {} --kubelet-dir {} 2>&1", bin, dir_));
+	EXPECT_EQ(bad.exit, 2) << bad.out;
+	EXPECT_NE(bad.out.find("RBLN_DISABLE_HEALTHCHECKS='sometimes'"), std::string::npos) << bad.out;
+	auto version = run_shell(fmt::format("{} --version", bin));
+	EXPECT_EQ(version.exit, 0);
+	EXPECT_TRUE(version.out.starts_with("rbln-device-plugin ")) << version.out;
+}
+
+// Events the socket had no room for are lost (ENOBUFS): a FAULT among them
+// must still be seen.  The plugin (root, so it receives events) is stopped
+// while acquisitions flood its socket and a memory error faults NPU 1; let
+// go, it logs the loss, re-reads, and marks the NPU Unhealthy.  Before, the
+// overflow was ignored and only the next event could have told.
+TEST_F(DevicePlugin, LostEventsAreReReadAndSaidSo)
+{
+	auto regs = start("npu", 1, std::nullopt, {"--health-interval-ms", "600000"});
+	ASSERT_EQ(regs.size(), 1u);
+	auto plugin = kubelet_->plugin(regs[0].endpoint());
+	DeviceStream stream(*plugin);
+	const std::string npu1 = uuids_[1];
+	ASSERT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 10s));
+
+	ASSERT_EQ(::kill(pid_, SIGSTOP), 0);
+	{
+		auto dev = rbln::Device::open(0);
+		for (int i = 0; i < 2000; i++) {
+			dev.acquire();
+			dev.release();
+		}
+	}
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "1"), 0);
+	ASSERT_EQ(::kill(pid_, SIGCONT), 0);
+	EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Unhealthy"; }, 5s));
+	EXPECT_NE(log().find("driver events were lost"), std::string::npos) << log();
+	EXPECT_EQ(reset_npu(1), "");
+}
+
 TEST_F(DevicePlugin, AllocatedCdiNamesResolveInTheGeneratedSpec)
 {
-	auto regs = start("npu", 1);
+	auto regs = start("npu", 1, std::nullopt, {"--device-list-strategy", "cdi-cri,cdi-annotations,envvar"});
 	ASSERT_EQ(regs.size(), 1u);
 	auto plugin = kubelet_->plugin(regs[0].endpoint());
 
@@ -255,6 +407,66 @@ TEST_F(DevicePlugin, AllocatedCdiNamesResolveInTheGeneratedSpec)
 	auto status = plugin->Allocate(&bad_ctx, bad, &resp);
 	EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 	EXPECT_NE(status.error_message().find("'no-such-npu'"), std::string::npos) << status.error_message();
+}
+
+namespace {
+
+v1beta1::ContainerAllocateResponse allocate(v1beta1::DevicePlugin::Stub &plugin, const std::string &uuid)
+{
+	grpc::ClientContext ctx;
+	v1beta1::AllocateRequest req;
+	req.add_container_requests()->add_devices_ids(uuid);
+	v1beta1::AllocateResponse resp;
+	EXPECT_TRUE(plugin.Allocate(&ctx, req, &resp).ok());
+	return resp.container_responses_size() == 1 ? resp.container_responses(0) : v1beta1::ContainerAllocateResponse{};
+}
+
+} // namespace
+
+// The default (device-specs,envvar; Debian 12's containerd 1.6 has no CDI):
+// NPU 1's two nodes as DeviceSpecs and RBLN_VISIBLE_DEVICES, no CDI name;
+// each strategy alone gives its form only; a bad one is refused at start.
+TEST_F(DevicePlugin, DeviceListStrategies)
+{
+	auto regs = start("npu", 1);
+	ASSERT_EQ(regs.size(), 1u);
+	auto plugin = kubelet_->plugin(regs[0].endpoint());
+	const auto npu = rbln::find_npu(uuids_[1]);
+	auto r = allocate(*plugin, npu.uuid);
+	std::set<std::string> paths;
+	for (const auto &d : r.devices()) {
+		EXPECT_EQ(d.host_path(), d.container_path());
+		EXPECT_EQ(d.permissions(), "rw");
+		paths.insert(d.host_path());
+	}
+	EXPECT_EQ(paths, (std::set<std::string>{"/dev/rbln1", npu.node})) << "/dev/rbln1 and its accel/render node";
+	EXPECT_EQ(r.envs().at("RBLN_VISIBLE_DEVICES"), npu.uuid);
+	EXPECT_EQ(r.cdi_devices_size(), 0);
+	EXPECT_TRUE(r.annotations().empty());
+	const int status = terminate(pid_);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pid_ = -1;
+
+	for (const std::string strategy : {"cdi-cri", "cdi-annotations", "envvar", "device-specs"}) {
+		SCOPED_TRACE(strategy);
+		kubelet_.reset();
+		kubelet_ = std::make_unique<KubeletStandIn>(dir_);
+		regs = start("npu", 1, std::nullopt, {"--device-list-strategy", strategy});
+		ASSERT_EQ(regs.size(), 1u);
+		r = allocate(*kubelet_->plugin(regs[0].endpoint()), npu.uuid);
+		EXPECT_EQ(r.cdi_devices_size(), strategy == "cdi-cri" ? 1 : 0);
+		EXPECT_EQ(r.annotations().size(), strategy == "cdi-annotations" ? 1u : 0u);
+		EXPECT_EQ(r.envs().size(), strategy == "envvar" ? 1u : 0u);
+		EXPECT_EQ(r.devices_size(), strategy == "device-specs" ? 2 : 0);
+		const int st = terminate(pid_);
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		pid_ = -1;
+	}
+
+	const std::string bin = build_dir() + "/cmake/tools/rbln-device-plugin/rbln-device-plugin";
+	auto bad = run_shell(fmt::format("{} --kubelet-dir {} --device-list-strategy volume-mounts 2>&1", bin, dir_));
+	EXPECT_EQ(bad.exit, 2) << bad.out;
+	EXPECT_NE(bad.out.find("'volume-mounts'"), std::string::npos) << bad.out;
 }
 
 TEST_F(DevicePlugin, RegistersAgainWhenTheKubeletRestarts)

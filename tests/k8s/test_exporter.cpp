@@ -2,7 +2,9 @@
 // rbln-exporter against the real rbln.ko: scraped by a real Prometheus
 // server on loopback, its stored values are rbln-smi's; promtool finds the
 // exposition clean; a pod-resources stand-in gives the pod labels.
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "manifest_context.hpp"
 #include "pod_resources_standin.hpp"
 #include "rbln/devmgr.hpp"
 #include "rbln_test_util.h"
@@ -43,11 +46,17 @@ protected:
 		fs::remove_all(dir_);
 	}
 
-	// Starts the exporter; its /metrics once it answers.
-	std::string start(const std::string &pod_socket)
+	// Starts the exporter (under @ctx: a manifest's security context, its
+	// pod-resources mount being the directory of @pod_socket); its /metrics
+	// once it answers.
+	std::string start(const std::string &pod_socket, const std::optional<ManifestContext> &ctx = std::nullopt)
 	{
-		exporter_ = spawn({build_dir() + "/cmake/tools/rbln-exporter/rbln-exporter", "--listen", kExporter,
-				   "--pod-resources-socket", pod_socket});
+		std::vector<std::string> argv = {build_dir() + "/cmake/tools/rbln-exporter/rbln-exporter", "--listen",
+						 kExporter, "--pod-resources-socket", pod_socket};
+		if (ctx)
+			argv = under_context(*ctx, argv,
+					     {{"/var/lib/kubelet/pod-resources", fs::path(pod_socket).parent_path()}});
+		exporter_ = spawn(argv);
 		EXPECT_GT(exporter_, 0);
 		for (int i = 0; i < 100; i++) {
 			auto r = scrape();
@@ -102,9 +111,13 @@ std::vector<std::string> series(const std::string &text, const std::string &metr
 
 } // namespace
 
+// Run as deploy/exporter.yaml runs it (no privilege, no capability, its
+// mounts read-only).
 TEST_F(Exporter, PrometheusStoresWhatRblnSmiShows)
 {
-	const auto text = start(dir_ + "/no-kubelet.sock");
+	const auto ctx = manifest_context("exporter.yaml", "exporter");
+	EXPECT_FALSE(ctx.privileged) << "the exporter opens no device node: it needs no privilege";
+	const auto text = start(dir_ + "/no-kubelet.sock", ctx);
 	ASSERT_FALSE(text.empty());
 	std::ofstream(dir_ + "/metrics.txt") << text;
 	auto lint = run_shell(fmt::format("promtool check metrics < {}/metrics.txt 2>&1", dir_));
@@ -112,7 +125,8 @@ TEST_F(Exporter, PrometheusStoresWhatRblnSmiShows)
 	EXPECT_EQ(lint.out, "") << "promtool has remarks";
 	for (const char *m : {"rbln_npu_temperature", "rbln_npu_power", "rbln_npu_memory_used", "rbln_npu_memory_total",
 			      "rbln_npu_utilization", "rbln_npu_health", "rbln_npu_chiplet_memory_used",
-			      "rbln_npu_engine_busy_seconds_total"})
+			      "rbln_npu_engine_busy_seconds_total", "rbln_npu_up", "rbln_npu_faults_total",
+			      "rbln_npu_memory_errors_total", "rbln_npu_engine_resets_total", "rbln_npu_chiplet_up"})
 		EXPECT_FALSE(series(text, m).empty()) << m << " missing from:\n" << text;
 
 	// Memory held on NPU 1's chiplet 1 while Prometheus scrapes.
@@ -151,6 +165,7 @@ TEST_F(Exporter, PrometheusStoresWhatRblnSmiShows)
 		EXPECT_EQ(values.at(key("rbln_npu_memory_used", npu)), d["memory"]["used"].get<double>());
 		EXPECT_EQ(values.at(key("rbln_npu_memory_total", npu)), d["memory"]["total"].get<double>());
 		EXPECT_EQ(values.at(key("rbln_npu_health", npu)), d["status"] == "FAULT" ? 0.0 : 1.0);
+		EXPECT_EQ(values.at(key("rbln_npu_up", npu)), 1.0);
 		for (const auto &c : d["chiplets"]) {
 			const auto chiplet = std::to_string(c["index"].get<unsigned>());
 			EXPECT_EQ(values.at(key("rbln_npu_chiplet_memory_used", npu, chiplet)),
@@ -201,4 +216,111 @@ TEST_F(Exporter, PodResourcesGivePodLabels)
 			EXPECT_EQ(l.find("pod="), std::string::npos) << l;
 		}
 	}
+}
+
+namespace {
+
+// The value of the series of @metric whose labels contain every one of @has.
+std::optional<double> value_of(const std::string &text, const std::string &metric,
+			       const std::vector<std::string> &has = {})
+{
+	for (const auto &line : series(text, metric))
+		if (std::ranges::all_of(has, [&](const auto &h) { return line.find(h) != std::string::npos; }))
+			return std::stod(line.substr(line.rfind(' ') + 1));
+	return std::nullopt;
+}
+
+std::string reset_npu(unsigned npu)
+{
+	const char *smi = std::getenv("RBLN_SMI");
+	if (!smi)
+		return "RBLN_SMI is not set";
+	auto r = run_shell(fmt::format("{} reset -i {} 2>&1", smi, npu));
+	return r.exit == 0 ? "" : r.out;
+}
+
+} // namespace
+
+// A lost chiplet, a memory error and a hung engine's reset, each on
+// /metrics within 2 s (health and counters), and reset back to health.
+TEST_F(Exporter, FaultsAndCountersWithin2s)
+{
+	ASSERT_FALSE(start(dir_ + "/no-kubelet.sock", manifest_context("exporter.yaml", "exporter")).empty());
+	const std::vector<std::string> npu1 = {"npu=\"1\""}, chiplet2 = {"npu=\"1\"", "chiplet=\"2\""};
+	auto within_2s = [&](const std::function<bool(const std::string &)> &done) {
+		const auto t0 = std::chrono::steady_clock::now();
+		while (std::chrono::steady_clock::now() - t0 < 2s) {
+			auto r = scrape();
+			if (r.exit == 0 && done(r.out))
+				return true;
+			std::this_thread::sleep_for(100ms);
+		}
+		return false;
+	};
+	auto first = scrape().out;
+	ASSERT_EQ(value_of(first, "rbln_npu_health", npu1), 1.0) << first;
+	ASSERT_EQ(value_of(first, "rbln_npu_chiplet_up", chiplet2), 1.0) << first;
+	const double faults = value_of(first, "rbln_npu_faults_total", npu1).value_or(-1);
+	const double memory_errors = value_of(first, "rbln_npu_memory_errors_total", npu1).value_or(-1);
+	const double resets = value_of(first, "rbln_npu_engine_resets_total", npu1).value_or(-1);
+	ASSERT_GE(faults, 0);
+
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/chiplet_down", "2 1"), 0);
+	EXPECT_TRUE(within_2s([&](const std::string &t) {
+		return value_of(t, "rbln_npu_chiplet_up", chiplet2) == 0.0 && value_of(t, "rbln_npu_health", npu1) == 0.0 &&
+		       value_of(t, "rbln_npu_faults_total", npu1) == faults + 1;
+	})) << scrape().out;
+	ASSERT_EQ(reset_npu(1), "");
+	EXPECT_TRUE(within_2s([&](const std::string &t) {
+		return value_of(t, "rbln_npu_chiplet_up", chiplet2) == 1.0 && value_of(t, "rbln_npu_health", npu1) == 1.0;
+	})) << "after reset:\n" << scrape().out;
+
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/memory_error", "3"), 0);
+	EXPECT_TRUE(within_2s([&](const std::string &t) {
+		return value_of(t, "rbln_npu_memory_errors_total", npu1) == memory_errors + 1 &&
+		       value_of(t, "rbln_npu_health", npu1) == 0.0 && value_of(t, "rbln_npu_faults_total", npu1) == faults + 2;
+	})) << scrape().out;
+	ASSERT_EQ(reset_npu(1), "");
+
+	// A job on a hung engine times out; the engine is reset: counted, and
+	// the NPU stays healthy.
+	{
+		auto dev = rbln::Device::open(1);
+		auto a = dev.allocate(8192, rbln::Placement::on_chiplet(2));
+		auto b = dev.allocate(8192, rbln::Placement::on_chiplet(2));
+		ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/hang", "2 neural_dma"), 0);
+		auto job = dev.submit(rbln::Engine::neural_dma, 2, {{a, b, 0, 4096, 4096}});
+		EXPECT_THROW(job.wait(), rbln::Error);
+		ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/hang", "2 neural_dma 0"), 0);
+	}
+	EXPECT_TRUE(within_2s([&](const std::string &t) {
+		return value_of(t, "rbln_npu_engine_resets_total", npu1) == resets + 1 &&
+		       value_of(t, "rbln_npu_chiplet_engine_resets_total", chiplet2) >= 1 &&
+		       value_of(t, "rbln_npu_health", npu1) == 1.0;
+	})) << scrape().out;
+}
+
+// As nobody, outside group rbln: no node could be opened, and every NPU is
+// still up with its figures (before, the exporter opened each node and such
+// an NPU vanished from /metrics).  /health and --version answer.
+TEST_F(Exporter, NeedsNoDeviceAccess)
+{
+	ManifestContext nobody;
+	nobody.file = "(test)";
+	nobody.run_as_user = 65534;
+	nobody.run_as_group = 65534;
+	nobody.no_new_privs = nobody.drop_all = true;
+	const auto text = start(dir_ + "/no-kubelet.sock", nobody);
+	for (unsigned npu : {0u, 1u}) {
+		const std::vector<std::string> l = {fmt::format("npu=\"{}\"", npu)};
+		EXPECT_EQ(value_of(text, "rbln_npu_up", l), 1.0) << text;
+		EXPECT_TRUE(value_of(text, "rbln_npu_memory_total", l).value_or(0) > 0) << text;
+	}
+	EXPECT_EQ(value_of(text, "rbln_exporter_scrape_errors_total"), std::nullopt) << "no failed read";
+	auto health = run_shell(fmt::format("curl -sf http://{}/health", kExporter));
+	EXPECT_EQ(health.exit, 0);
+	EXPECT_NE(health.out.find("rbln_exporter_driver_loaded 1"), std::string::npos) << health.out;
+	auto version = run_shell(build_dir() + "/cmake/tools/rbln-exporter/rbln-exporter --version");
+	EXPECT_EQ(version.exit, 0);
+	EXPECT_TRUE(version.out.starts_with("rbln-exporter ")) << version.out;
 }

@@ -36,5 +36,12 @@ breaks "__builtin_memcpy" rbln_job.c 'static void f(void *a, void *b, size_t n) 
 breaks "a simulator type" rbln_device.h 'struct rbln_sim_device *sim_of(struct rbln_device *rdev);'
 breaks "the simulator's header" rbln_drv.c '#include "sim/rbln_sim.h"'
 breaks "a simulator function" rbln_drv.c 'static void f(void) { rbln_sim_find_device(0); }'
+breaks "an op called past the wrappers" rbln_sched.c 'static void f(struct rbln_device *rdev) { rdev->hw->device_reset(rdev); }'
+breaks "an op through a saved ops pointer" rbln_job.c 'static void f(struct rbln_engine *e) { e->chiplet->rdev->hw->device_reset(NULL); }'
+breaks "a backend including the core's device" sim/rbln_sim_mem.c '#include "../rbln_device.h"'
+breaks "a backend including the core's buffers" sim/rbln_sim_engine.c '#include "../rbln_gem.h"'
+breaks "a backend reading the chiplets" sim/rbln_sim_debugfs.c 'static int f(struct rbln_device *rdev) { return rdev->nr_chiplets; }'
+breaks "a backend reading a buffer's vaddr" sim/rbln_sim_engine.c 'static void *f(struct rbln_bo *bo) { return bo->vaddr; }'
+breaks "a PCI backend reading the core's info" pci/rbln_pci.c 'static u32 f(struct rbln_device *rdev) { return rdev->info.index; }'
 breaks "memcpy in a core file below kernel/" include/uapi/drm/x.h 'static inline void f(void *a, void *b) { memcpy(a, b, 8); }'
 judged check-hw-boundary

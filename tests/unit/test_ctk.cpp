@@ -291,6 +291,33 @@ TEST(CdiLookup, DeviceEditsComeFromTheSpecOnDisk)
 	::unsetenv("RBLN_CDI_SPEC_DIRS");
 }
 
+// What the engine already applied (the same CDI device, by podman or a
+// containerd with enable_cdi) is not applied twice: once per destination,
+// once per hook, nodes and rules once.
+TEST(Oci, CdiEditsAreDeduplicated)
+{
+	json edits = {{"deviceNodes", {{{"path", "/dev/null"}}}},
+		      {"mounts", {{{"containerPath", "/usr/bin/rbln-smi"}, {"hostPath", "/usr/local/bin/rbln-smi"}}}},
+		      {"hooks", {{{"hookName", "createContainer"}, {"path", "/usr/bin/rbln-ctk"},
+				  {"args", {"rbln-ctk", "hook", "update-ldcache"}}}}},
+		      {"env", {"RBLN_VISIBLE_DEVICES=1"}}};
+	json config = json::object();
+	oci_apply_cdi_edits(config, edits, "rebellions.ai/npu=1");
+	const json once = config;
+	oci_apply_cdi_edits(config, edits, "rebellions.ai/npu=1");
+	EXPECT_EQ(config, once) << config.dump(2);
+	EXPECT_EQ(config["mounts"].size(), 1u);
+	EXPECT_EQ(config["hooks"]["createContainer"].size(), 1u);
+	EXPECT_EQ(config["linux"]["devices"].size(), 1u);
+	// Another hook (other args) is added; a mount at the same place from elsewhere is replaced.
+	edits["hooks"][0]["args"] = {"rbln-ctk", "hook", "other"};
+	edits["mounts"][0]["hostPath"] = "/opt/rbln-smi";
+	oci_apply_cdi_edits(config, edits, "rebellions.ai/npu=1");
+	EXPECT_EQ(config["hooks"]["createContainer"].size(), 2u);
+	ASSERT_EQ(config["mounts"].size(), 1u);
+	EXPECT_EQ(config["mounts"][0]["source"], "/opt/rbln-smi");
+}
+
 TEST(Oci, GiveNpusAddsNodesAndRules)
 {
 	json config = {{"process", {{"env", {"PATH=/bin", "RBLN_VISIBLE_DEVICES=1"}}}}};
@@ -404,6 +431,9 @@ TEST(RuntimeConfig, ContainerdVersion2Layout)
 	EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"]["options"]["BinaryName"].value_or(""), std::string("/opt/shim"));
 	EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"]["runtime_type"].value_or(""), std::string("io.containerd.runc.v2"));
 	EXPECT_FALSE(cri["containerd"]["default_runtime_name"]);
+	// The device plugin's CDI annotation is let through to the shim.
+	for (const char *k : {"pod_annotations", "container_annotations"})
+		EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"][k][0].value_or(""), std::string("cdi.k8s.io/*")) << k;
 	// config.toml keeps its settings and imports the drop-ins.
 	EXPECT_EQ(main["version"].value_or(0), 2);
 	EXPECT_EQ(main["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"].value_or(""), std::string("pause:3.9"));
@@ -550,4 +580,24 @@ TEST(ShimArgs, CommandAndBundleAmongRuncsOptions)
 	}
 	std::vector<const char *> missing = {"rbln-container-runtime", "--root"};
 	EXPECT_THROW(parse_shim_args(2, missing.data()), CLI::ParseError);
+}
+
+// crun's --log-level takes a value: known, its value is not the command.
+// An option the shim does not know, before the command, is refused by
+// name (before, "x" of "--frobnicate x" was taken for the command and
+// nothing was injected, silently).
+TEST(ShimArgs, UnknownGlobalOptionsAreRefusedNamed)
+{
+	std::vector<const char *> crun = {"rbln-container-runtime", "--log-level", "debug", "create", "-b", "/b", "id"};
+	auto inv = parse_shim_args(int(crun.size()), crun.data());
+	EXPECT_EQ(inv.command, "create");
+	EXPECT_EQ(inv.bundle, "/b");
+	std::vector<const char *> unknown = {"rbln-container-runtime", "--frobnicate", "x", "create", "-b", "/b", "id"};
+	try {
+		parse_shim_args(int(unknown.size()), unknown.data());
+		ADD_FAILURE() << "took an unknown global option";
+	} catch (const CLI::ParseError &e) {
+		EXPECT_NE(std::string(e.what()).find("'--frobnicate'"), std::string::npos) << e.what();
+		EXPECT_NE(std::string(e.what()).find("--log-level VALUE"), std::string::npos) << e.what();
+	}
 }

@@ -62,8 +62,8 @@ TEST(Inventory, ResourceNamesPerMode)
 {
 	EXPECT_EQ(resource_names(ResourceMode::family), (Ids{"rebellions.ai/ATOM", "rebellions.ai/REBEL"}));
 	EXPECT_EQ(resource_names(ResourceMode::single), (Ids{"rebellions.ai/npu"}));
-	Npu atom_max{0, "u", "atom-max", "0000:01:00.0", 0, true};
-	Npu rebel{1, "v", "rebel100", "0000:02:00.0", 0, true};
+	Npu atom_max{0, "u", "atom-max", "0000:01:00.0", 0, true, {}, {}};
+	Npu rebel{1, "v", "rebel100", "0000:02:00.0", 0, true, {}, {}};
 	EXPECT_EQ(resource_of(atom_max, ResourceMode::family), "rebellions.ai/ATOM");
 	EXPECT_EQ(resource_of(rebel, ResourceMode::family), "rebellions.ai/REBEL");
 	EXPECT_EQ(resource_of(rebel, ResourceMode::single), "rebellions.ai/npu");
@@ -79,18 +79,56 @@ TEST(Inventory, ResourceNamesPerMode)
 
 TEST(Allocation, CdiNamesAnnotationAndVisibleDevices)
 {
-	std::vector<Npu> npus = {{0, "uuid-a", "atom", "", 0, true}, {1, "uuid-b", "rebel100", "", 0, true}};
-	auto r = container_allocation({"uuid-b", "uuid-a"}, npus);
+	std::vector<Npu> npus = {{0, "uuid-a", "atom", "", 0, true, {}, {"/dev/rbln0", "/dev/accel/accel0"}},
+				 {1, "uuid-b", "rebel100", "", 0, true, {}, {"/dev/rbln1", "/dev/accel/accel1"}}};
+	auto r = container_allocation({"uuid-b", "uuid-a"}, npus, parse_list_strategies("cdi-cri,cdi-annotations,envvar"));
+	EXPECT_EQ(r.devices_size(), 0) << "device-specs not asked for";
 	ASSERT_EQ(r.cdi_devices_size(), 2);
 	EXPECT_EQ(r.cdi_devices(0).name(), "rebellions.ai/npu=uuid-b");
 	EXPECT_EQ(r.cdi_devices(1).name(), "rebellions.ai/npu=uuid-a");
 	EXPECT_EQ(r.annotations().at(kCdiAnnotation), "rebellions.ai/npu=uuid-b,rebellions.ai/npu=uuid-a");
 	EXPECT_EQ(r.envs().at("RBLN_VISIBLE_DEVICES"), "uuid-b,uuid-a");
 	try {
-		container_allocation({"uuid-c"}, npus);
+		container_allocation({"uuid-c"}, npus, parse_list_strategies("envvar"));
 		ADD_FAILURE() << "accepted an unknown device";
 	} catch (const std::invalid_argument &e) {
 		EXPECT_NE(std::string(e.what()).find("'uuid-c'"), std::string::npos);
 		EXPECT_NE(std::string(e.what()).find("uuid-a, uuid-b"), std::string::npos);
+	}
+}
+
+TEST(Allocation, DeviceSpecsNameEveryNodeAndNothingElse)
+{
+	std::vector<Npu> npus = {{0, "uuid-a", "atom", "", 0, true, {}, {"/dev/rbln0", "/dev/dri/renderD128"}},
+				 {1, "uuid-b", "rebel100", "", 0, true, {}, {"/dev/rbln1", "/dev/dri/renderD129"}}};
+	auto r = container_allocation({"uuid-b"}, npus, parse_list_strategies("device-specs"));
+	ASSERT_EQ(r.devices_size(), 2);
+	EXPECT_EQ(r.devices(0).host_path(), "/dev/rbln1");
+	EXPECT_EQ(r.devices(0).container_path(), "/dev/rbln1");
+	EXPECT_EQ(r.devices(0).permissions(), "rw");
+	EXPECT_EQ(r.devices(1).host_path(), "/dev/dri/renderD129");
+	EXPECT_EQ(r.cdi_devices_size(), 0);
+	EXPECT_TRUE(r.annotations().empty());
+	EXPECT_TRUE(r.envs().empty());
+	auto env = container_allocation({"uuid-a"}, npus, parse_list_strategies("envvar"));
+	EXPECT_EQ(env.devices_size(), 0);
+	EXPECT_EQ(env.envs().at("RBLN_VISIBLE_DEVICES"), "uuid-a");
+	EXPECT_TRUE(env.annotations().empty());
+	auto annotations = container_allocation({"uuid-a"}, npus, parse_list_strategies("cdi-annotations"));
+	EXPECT_EQ(annotations.annotations().at(kCdiAnnotation), "rebellions.ai/npu=uuid-a");
+	EXPECT_EQ(annotations.cdi_devices_size(), 0);
+}
+
+TEST(Allocation, StrategiesParseAndBadOnesAreNamed)
+{
+	EXPECT_EQ(parse_list_strategies(kDefaultListStrategies), (ListStrategies{.envvar = true, .device_specs = true}));
+	for (auto [bad, says] : {std::pair{"volume-mounts", "'volume-mounts'"}, {"envvar,envvar", "twice"},
+				 {"", "no device-list strategy"}, {"cdi-cri,", "no device-list strategy"}}) {
+		try {
+			parse_list_strategies(bad);
+			ADD_FAILURE() << "accepted '" << bad << "'";
+		} catch (const std::invalid_argument &e) {
+			EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+		}
 	}
 }

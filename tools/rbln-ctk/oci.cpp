@@ -157,18 +157,32 @@ void oci_apply_cdi_edits(json &config, const json &edits, const std::string &whe
 		size_t eq = kv.find('=');
 		oci_set_env(config, kv.substr(0, eq), kv.substr(eq + 1));
 	}
+	// An engine that applied the CDI device itself (podman, containerd with
+	// enable_cdi) may still pass the annotation on: a mount is one per
+	// destination (ours replaces one there), a hook is added once.
 	for (const auto &m : edits.value("mounts", json::array())) {
 		json mount = {{"destination", m.value("containerPath", "")}, {"source", m.value("hostPath", "")},
 			      {"type", m.value("type", "bind")},
 			      {"options", m.value("options", json::array({"rbind", "ro"}))}};
-		config["mounts"].push_back(mount);
+		json &mounts = config["mounts"];
+		if (!mounts.is_array())
+			mounts = json::array();
+		remove_if_json(mounts, [&](const json &x) { return x.value("destination", "") == mount["destination"]; });
+		mounts.push_back(mount);
 	}
 	for (const auto &h : edits.value("hooks", json::array())) {
 		json hook = {{"path", h.value("path", "")}};
 		for (const char *k : {"args", "env", "timeout"})
 			if (h.contains(k))
 				hook[k] = h[k];
-		config["hooks"][h.value("hookName", "")].push_back(hook);
+		json &list = config["hooks"][h.value("hookName", "")];
+		if (!list.is_array())
+			list = json::array();
+		const bool applied = std::any_of(list.begin(), list.end(), [&](const json &x) {
+			return x.value("path", "") == hook["path"] && x.value("args", json::array()) == hook.value("args", json::array());
+		});
+		if (!applied)
+			list.push_back(hook);
 	}
 }
 

@@ -63,7 +63,12 @@ toml::array toml_strings(std::initializer_list<std::string> items)
 toml::table containerd_dropin(const RuntimeOptions &o, int64_t version)
 {
 	const std::string plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	// The CRI plugin passes a pod's annotations to the runtime only where
+	// allowed (containerd >= 1.5 for containers', 1.4 for pods'): the CDI
+	// annotation of the device plugin must reach rbln-container-runtime.
 	toml::table runtime{{"runtime_type", "io.containerd.runc.v2"},
+			    {"pod_annotations", toml_strings({"cdi.k8s.io/*"})},
+			    {"container_annotations", toml_strings({"cdi.k8s.io/*"})},
 			    {"options", toml::table{{"BinaryName", o.shim_path}}}};
 	toml::table containerd{{"runtimes", toml::table{{"rbln", runtime}}}};
 	if (o.set_as_default)

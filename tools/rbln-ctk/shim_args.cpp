@@ -8,8 +8,19 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace rbln::ctk {
+
+namespace {
+
+// runc's and crun's global options that take a value.
+constexpr const char *kValueOptions[] = {"--root", "--log", "--log-format", "--log-level", "--criu",
+					 "--rootless", "--cgroup-manager"};
+// Their global flags that answer without a command.
+constexpr const char *kStandaloneFlags[] = {"--version", "-v", "-V", "--usage"};
+
+} // namespace
 
 // What the shim needs of runc's command line: the command, and the bundle of
 // create and run.  Everything else is the runtime's business and passes
@@ -29,7 +40,7 @@ Invocation parse_shim_args(int argc, const char *const *argv)
 	// runc's and crun's global options that take a value, and their flags.
 	const std::string passed = "passed to the runtime";
 	std::string ignored;
-	for (const char *o : {"--root", "--log", "--log-format", "--criu", "--rootless", "--cgroup-manager"})
+	for (const char *o : kValueOptions)
 		global.add_option(o, ignored, passed);
 	for (const char *f : {"--debug", "--systemd-cgroup"})
 		global.add_flag(f, passed);
@@ -41,10 +52,20 @@ Invocation parse_shim_args(int argc, const char *const *argv)
 		return inv;
 	}
 	auto rest = global.remaining();
-	// Global flags this shim does not know (--version, ...) stay before the command.
-	rest.erase(rest.begin(), std::find_if(rest.begin(), rest.end(), [](const std::string &a) {
-		return !a.starts_with("-");
-	}));
+	// What stays before the command are the runtimes' flags that end the
+	// call (--version); anything else there is an option this shim cannot
+	// tell from a value-taking one, whose value it would take for the
+	// command and so inject nothing: refused, named.
+	auto command = std::find_if(rest.begin(), rest.end(), [](const std::string &a) { return !a.starts_with("-"); });
+	for (auto a = rest.begin(); a != command; ++a)
+		if (std::ranges::find(kStandaloneFlags, *a) == std::end(kStandaloneFlags))
+			throw CLI::ParseError(
+				fmt::format("unknown runtime global option '{}' before the command (known: {} VALUE, and the "
+					    "flags --debug, --systemd-cgroup, {}); rbln-container-runtime cannot tell whether "
+					    "it takes a value, so it would not find the command",
+					    *a, fmt::join(kValueOptions, " VALUE, "), fmt::join(kStandaloneFlags, ", ")),
+				CLI::ExitCodes::ExtrasError);
+	rest.erase(rest.begin(), command);
 	if (rest.empty())
 		return inv;
 	inv.command = rest[0];

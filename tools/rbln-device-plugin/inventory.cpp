@@ -4,7 +4,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rbln/enumerate.hpp"
 
@@ -55,13 +58,41 @@ int read_numa_node(const std::string &sysfs)
 	return (in >> node) ? node : -1;
 }
 
+// "" when usable, else what is wrong, from the status and the chiplets' status.
+std::string health_problem(const rbln::NpuInfo &n)
+{
+	std::vector<std::string> problems;
+	std::ifstream status_file(n.sysfs + "/status");
+	std::string status;
+	if (!std::getline(status_file, status))
+		problems.push_back("status unreadable");
+	else if (status == "FAULT" || status == "FINISH" || status == "INIT")
+		problems.push_back("status " + status);
+	for (unsigned c = 0; c < n.chiplet_count; c++) {
+		std::ifstream in(fmt::format("{}/chiplet{}/status", n.sysfs, c));
+		std::string s;
+		if (std::getline(in, s) && s == "lost")
+			problems.push_back(fmt::format("chiplet {} lost", c));
+	}
+	return fmt::format("{}", fmt::join(problems, ", "));
+}
+
 } // namespace
 
 std::vector<Npu> scan_npus()
 {
 	std::vector<Npu> out;
-	for (const auto &n : rbln::enumerate_npus())
-		out.push_back({n.index, n.uuid, n.sku, n.pci_bus_id, read_numa_node(n.sysfs), n.status != "FAULT"});
+	for (const auto &n : rbln::enumerate_npus()) {
+		auto problem = health_problem(n);
+		std::vector<std::string> nodes;
+		const auto rbln_node = fmt::format("/dev/rbln{}", n.index);
+		if (::access(rbln_node.c_str(), F_OK) == 0)
+			nodes.push_back(rbln_node);
+		if (n.node != rbln_node)
+			nodes.push_back(n.node);
+		out.push_back({n.index, n.uuid, n.sku, n.pci_bus_id, read_numa_node(n.sysfs), problem.empty(),
+			       problem, nodes});
+	}
 	return out;
 }
 

@@ -22,6 +22,8 @@ struct Npu {
 	std::string pci_bus_id;
 	int numa_node;		// -1: none
 	bool healthy;
+	std::string health_reason;	// why not healthy: "status FAULT, chiplet 2 lost"
+	std::vector<std::string> nodes;	// /dev/rblnN and the accel/render node, those present
 };
 
 // "ATOM" or "REBEL" for a product key; nullopt for one not known.
@@ -35,7 +37,8 @@ std::string resource_of(const Npu &npu, ResourceMode mode);
 // "family" or "npu"; throws std::invalid_argument naming the bad value.
 ResourceMode parse_resource_mode(const std::string &value);
 
-// The NPUs present now, in index order; healthy unless their status is FAULT.
+// The NPUs present now, in index order, from sysfs (no device opened):
+// healthy unless their status is FAULT or a chiplet is lost.
 std::vector<Npu> scan_npus();
 
 } // namespace rbln::k8s

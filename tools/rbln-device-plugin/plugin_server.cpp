@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 
 class PluginServer::Service final : public v1beta1::DevicePlugin::Service {
 public:
-	Service(std::string resource, ResourceMode mode, DeviceTable &table)
-		: resource_(std::move(resource)), mode_(mode), table_(table) {}
+	Service(std::string resource, ResourceMode mode, DeviceTable &table, ListStrategies strategies)
+		: resource_(std::move(resource)), mode_(mode), table_(table), strategies_(strategies) {}
 
 	void stop()
 	{
@@ -87,7 +87,7 @@ public:
 		try {
 			for (const auto &c : req->container_requests())
 				*out->add_container_responses() = container_allocation(
-					{c.devices_ids().begin(), c.devices_ids().end()}, npus);
+					{c.devices_ids().begin(), c.devices_ids().end()}, npus, strategies_);
 		} catch (const std::invalid_argument &e) {
 			return {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("{}: {}", resource_, e.what())};
 		}
@@ -118,14 +118,16 @@ private:
 	std::string resource_;
 	ResourceMode mode_;
 	DeviceTable &table_;
+	ListStrategies strategies_;
 	std::atomic<bool> stopping_{false};
 };
 
-PluginServer::PluginServer(std::string resource, ResourceMode mode, DeviceTable &table, std::string dir)
+PluginServer::PluginServer(std::string resource, ResourceMode mode, DeviceTable &table, std::string dir,
+			   ListStrategies strategies)
 	: resource_(std::move(resource)), dir_(std::move(dir)),
 	  // rebellions.ai/REBEL -> rbln-REBEL.sock
 	  endpoint_(fmt::format("rbln-{}.sock", resource_.substr(resource_.find('/') + 1))),
-	  mode_(mode), table_(table)
+	  mode_(mode), strategies_(strategies), table_(table)
 {
 }
 
@@ -139,7 +141,7 @@ void PluginServer::start()
 	stop();
 	const auto path = fs::path(dir_) / endpoint_;
 	// A fresh service: a stopped one has ended its streams for good.
-	service_ = std::make_unique<Service>(resource_, mode_, table_);
+	service_ = std::make_unique<Service>(resource_, mode_, table_, strategies_);
 	server_ = serve_on_unix_socket(path, service_.get());
 	if (!server_)
 		throw std::runtime_error(fmt::format("{}: cannot listen on {} (does {} exist and is it writable?)",

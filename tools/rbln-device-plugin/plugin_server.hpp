@@ -8,6 +8,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "allocation.hpp"
 #include "device_table.hpp"
 
 namespace rbln::k8s {
@@ -17,7 +18,8 @@ inline constexpr const char *kKubeletSocket = "kubelet.sock";
 
 class PluginServer {
 public:
-	PluginServer(std::string resource, ResourceMode mode, DeviceTable &table, std::string dir);
+	PluginServer(std::string resource, ResourceMode mode, DeviceTable &table, std::string dir,
+		     ListStrategies strategies);
 	~PluginServer();
 
 	// Listens on the socket (replacing a stale one); throws std::runtime_error.
@@ -35,6 +37,7 @@ private:
 	class Service;
 	std::string resource_, dir_, endpoint_;
 	ResourceMode mode_;
+	ListStrategies strategies_;
 	DeviceTable &table_;
 	std::unique_ptr<Service> service_;
 	std::unique_ptr<grpc::Server> server_;

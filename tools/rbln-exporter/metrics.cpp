@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "metrics.hpp"
 
+#include <algorithm>
 #include <functional>
 
 namespace rbln::exporter {
@@ -42,21 +43,38 @@ ClientMetric value(Labels labels, MetricType type, double v)
 // query and passes the lint; PromQL treats untyped samples as gauges.
 constexpr MetricType kCapacity = MetricType::Untyped;
 
-// A family with one series per NPU.
+// A family with one series per NPU whose figures were read.
 MetricFamily per_npu(const std::vector<NpuSample> &npus, const char *name, const char *help,
 		     const std::function<double(const NpuSample &)> &get, MetricType type = MetricType::Gauge)
 {
 	MetricFamily f{name, help, type, {}};
 	for (const auto &n : npus)
-		f.metric.push_back(value(npu_labels(n), type, get(n)));
+		if (!n.error)
+			f.metric.push_back(value(npu_labels(n), type, get(n)));
+	return f;
+}
+
+// Every NPU sysfs shows: 1 when its figures were read, else 0 with why.
+MetricFamily up(const std::vector<NpuSample> &npus)
+{
+	MetricFamily f{"rbln_npu_up", "1 when the NPU's figures were read at this scrape; 0 (with reason) when not.",
+		       MetricType::Gauge, {}};
+	for (const auto &n : npus) {
+		auto labels = npu_labels(n);
+		if (n.error)
+			labels.push_back({"reason", *n.error});
+		f.metric.push_back(value(labels, MetricType::Gauge, n.error ? 0 : 1));
+	}
 	return f;
 }
 
 } // namespace
 
-std::vector<MetricFamily> to_metric_families(const std::vector<NpuSample> &npus)
+std::vector<MetricFamily> to_metric_families(const std::vector<NpuSample> &npus,
+					     const std::map<unsigned, uint64_t> &scrape_errors)
 {
 	std::vector<MetricFamily> out = {
+		up(npus),
 		per_npu(npus, "rbln_npu_temperature", "NPU temperature in degrees Celsius.",
 			[](const NpuSample &n) { return n.temperature_c; }),
 		per_npu(npus, "rbln_npu_power", "NPU power draw in watts.",
@@ -68,8 +86,27 @@ std::vector<MetricFamily> to_metric_families(const std::vector<NpuSample> &npus)
 		per_npu(npus, "rbln_npu_utilization", "Percent of the last sampling window the NPU was busy.",
 			[](const NpuSample &n) { return double(n.utilization); }),
 		per_npu(npus, "rbln_npu_health", "1 when the NPU is usable, 0 when it has faulted (needs a reset).",
-			[](const NpuSample &n) { return n.status == "FAULT" ? 0.0 : 1.0; }),
+			[](const NpuSample &n) {
+				return n.status == "FAULT" || std::ranges::any_of(n.chiplets, &ChipletSample::lost) ? 0.0 : 1.0;
+			}),
+		per_npu(npus, "rbln_npu_faults_total", "Times the NPU's status became FAULT.",
+			[](const NpuSample &n) { return double(n.faults); }, MetricType::Counter),
+		per_npu(npus, "rbln_npu_memory_errors_total", "Uncorrectable memory errors the NPU reported.",
+			[](const NpuSample &n) { return double(n.memory_errors); }, MetricType::Counter),
+		per_npu(npus, "rbln_npu_engine_resets_total",
+			"Jobs that timed out on a hung engine (TDR), each followed by the engine's reset.",
+			[](const NpuSample &n) { return double(n.engine_resets); }, MetricType::Counter),
 	};
+	MetricFamily errors{"rbln_exporter_scrape_errors_total", "NPU reads that failed since the exporter started.",
+			    MetricType::Counter, {}};
+	for (const auto &[npu, count] : scrape_errors)
+		errors.metric.push_back(value({{"npu", std::to_string(npu)}}, MetricType::Counter, double(count)));
+	if (!errors.metric.empty())
+		out.push_back(std::move(errors));
+	MetricFamily chiplet_up{"rbln_npu_chiplet_up", "1 while the chiplet works, 0 once the hardware reported it lost.",
+				MetricType::Gauge, {}};
+	MetricFamily chiplet_resets{"rbln_npu_chiplet_engine_resets_total",
+				    "Engine resets after hung jobs on one chiplet.", MetricType::Counter, {}};
 	MetricFamily used{"rbln_npu_chiplet_memory_used", "Device memory taken on one chiplet, in bytes.",
 			  MetricType::Gauge, {}};
 	MetricFamily total{"rbln_npu_chiplet_memory_total", "Device memory of one chiplet, in bytes.",
@@ -82,6 +119,8 @@ std::vector<MetricFamily> to_metric_families(const std::vector<NpuSample> &npus)
 			labels.push_back({"chiplet", std::to_string(c.id)});
 			used.metric.push_back(value(labels, MetricType::Gauge, double(c.memory_used)));
 			total.metric.push_back(value(labels, kCapacity, double(c.memory_total)));
+			chiplet_up.metric.push_back(value(labels, MetricType::Gauge, c.lost ? 0 : 1));
+			chiplet_resets.metric.push_back(value(labels, MetricType::Counter, double(c.engine_resets)));
 			for (const auto &e : c.engines) {
 				auto with_engine = labels;
 				with_engine.push_back({"engine", e.name});
@@ -91,6 +130,8 @@ std::vector<MetricFamily> to_metric_families(const std::vector<NpuSample> &npus)
 	out.push_back(std::move(used));
 	out.push_back(std::move(total));
 	out.push_back(std::move(busy));
+	out.push_back(std::move(chiplet_up));
+	out.push_back(std::move(chiplet_resets));
 	return out;
 }
 

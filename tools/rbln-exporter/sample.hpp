@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-// One scrape's reading of an NPU, and where it comes from: the device's
-// status ioctl for the changing figures, sysfs for the per-chiplet ones.
+// One scrape's reading of an NPU, from sysfs: no device node is opened, so
+// the exporter needs no access to the NPUs, is no client of theirs and never
+// holds up a reset.  libdevmgr finds the NPUs and their static figures
+// (rbln/enumerate.hpp, rbln/figures.hpp) when the set of devices changes;
+// between such changes each figure is one pread of an attribute kept open.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,8 @@ struct ChipletSample {
 	unsigned id;
 	uint64_t memory_used, memory_total;
 	std::vector<EngineSample> engines;
+	unsigned engine_resets;
+	bool lost;
 };
 
 // The pod a device is given to (kubelet pod-resources API).
@@ -32,11 +37,16 @@ struct NpuSample {
 	double temperature_c, power_w;
 	unsigned utilization;
 	uint64_t memory_used, memory_total;
+	uint64_t faults, memory_errors, engine_resets;
 	std::vector<ChipletSample> chiplets;
 	std::optional<PodRef> pod;
+	// Set when the figures could not be read: rbln_npu_up is 0 with this
+	// reason, and only the identity above is known.
+	std::optional<std::string> error;
 };
 
-// Every usable NPU now; one that vanishes mid-scrape is left out.
+// Every NPU sysfs shows now, ordered by index; one removed mid-scrape is
+// left out, one that cannot be read is there with its error.
 std::vector<NpuSample> sample_npus();
 
 } // namespace rbln::exporter

@@ -21,6 +21,7 @@ struct ChipletSnapshot {
 	uint64_t memory_total, memory_used, memory_placed;
 	std::vector<EngineSnapshot> engines;	// the engines present
 	unsigned engine_resets;
+	bool lost;				// chipletN/status "lost"
 };
 
 struct DeviceSnapshot {
@@ -33,6 +34,7 @@ struct DeviceSnapshot {
 	unsigned utilization;
 	uint64_t memory_used, memory_placed;
 	std::vector<ChipletSnapshot> chiplets;	// with -q or JSON
+	NpuCounters counters;			// with -q or JSON (sysfs)
 };
 
 struct ContextSnapshot {

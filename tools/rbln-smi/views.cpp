@@ -138,7 +138,8 @@ std::string render_json(const Snapshot &snap)
 							{"placed", c.memory_placed}}},
 					    {"engines", names},
 					    {"engine_busy_ns", busy},
-					    {"engine_resets", c.engine_resets}});
+					    {"engine_resets", c.engine_resets},
+					    {"status", c.lost ? "lost" : "ok"}});
 		}
 		devices.push_back({
 			{"npu", d.npu.index},
@@ -158,6 +159,8 @@ std::string render_json(const Snapshot &snap)
 				    {"placed", d.memory_placed}}},
 			{"chiplet_count", d.npu.chiplet_count},
 			{"chiplets", chiplets},
+			{"counters", {{"faults", d.counters.faults}, {"memory_errors", d.counters.memory_errors},
+				      {"engine_resets", d.counters.engine_resets}}},
 		});
 	}
 	for (const auto &c : snap.contexts)

@@ -400,6 +400,9 @@ typedef enum rbln_event_type {
 	RBLN_EVENT_FAULT = 7,
 	RBLN_EVENT_MEMORY_ERROR = 8,
 	RBLN_EVENT_RESET = 9,
+	/* Not the driver's: events were dropped (the socket's buffer overflowed,
+	 * ENOBUFS); device is UINT32_MAX.  Re-read the devices you follow. */
+	RBLN_EVENT_LOST = 0x10000,
 } rbln_event_type;
 
 /* Absent attributes are -1 (chiplet, engine, pid) or 0 (client, bytes). */

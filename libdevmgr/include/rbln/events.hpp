@@ -25,6 +25,9 @@ struct DriverEvent {
 		fault = 7,
 		memory_error = 8,
 		reset = 9,
+		// Not the driver's: the socket's buffer overflowed (ENOBUFS) and
+		// events were dropped; device is ~0u. Re-read what you follow.
+		events_lost = 0x10000,
 	};
 	Type type;
 	unsigned device;			// NPU index

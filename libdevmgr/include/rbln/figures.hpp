@@ -16,10 +16,19 @@
 #pragma GCC visibility push(default)
 RBLN_CXX_ABI_BEGIN
 
+// Monotonic since the device appeared (docs/sysfs.md); 0 from a driver
+// without the attribute.
+struct NpuCounters {
+	uint64_t faults;	// times the status became FAULT
+	uint64_t memory_errors;	// uncorrectable ones
+	uint64_t engine_resets;	// jobs timed out on a hung engine (TDR)
+};
+
 struct NpuFigures {
 	std::string firmware_version;
 	int numa_node;		// -1: none
 	DeviceStatus status;	// the same figures Device::status() gives
+	NpuCounters counters;
 };
 
 struct EngineFigures {
@@ -33,6 +42,7 @@ struct ChipletFigures {
 	MemoryUsage memory;
 	std::vector<EngineFigures> engines;	// the engines present
 	unsigned engine_resets;			// after hung jobs, over its engines
+	bool lost;				// reported gone by the hardware (status "lost")
 };
 
 // rbln.ko's version; "" when it is not loaded.

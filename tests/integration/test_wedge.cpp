@@ -1,0 +1,145 @@
+// The hardware contract's failure paths (rbln_hw.h), against the real module:
+// a reset that fails wedges the device until a RESET works, and a removed
+// device's memory is no longer reachable through a CPU mapping.
+#include <cerrno>
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <gtest/gtest.h>
+
+#include "rbln_test_util.h"
+
+using namespace rbln::test;
+
+namespace {
+
+// Ids of devices these tests make and remove themselves.
+constexpr unsigned kWedgeId = 9;
+constexpr unsigned kUnplugId = 10;
+
+std::string status_of(unsigned id)
+{
+	auto d = sim_device(id);
+	return d ? read_file(d->sysfs + "/status").value_or("?") : "gone";
+}
+
+int reset(int fd)
+{
+	drm_rbln_reset args{};
+	return ioctl(fd, DRM_IOCTL_RBLN_RESET, &args) ? -errno : 0;
+}
+
+// One small copy on chiplet 0's Task DMA, waited for: 0 or the (negative) error.
+int copy_and_wait(int fd)
+{
+	uint32_t src = 0, dst = 0;
+	if (bo_create(fd, 4096, 0, 0, &src) || bo_create(fd, 4096, 0, 0, &dst))
+		return -ENOMEM;
+	uint64_t seqno = 0;
+	// SUBMIT's errno is positive, a job's status negative: both negative here.
+	int ret = -submit(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {{src, dst, 0, 0, 4096}}, &seqno);
+	if (!ret)
+		ret = wait_job(fd, seqno);
+	gem_close(fd, src);
+	gem_close(fd, dst);
+	return ret;
+}
+
+sigjmp_buf bus_jump;
+
+void on_sigbus(int)
+{
+	siglongjmp(bus_jump, 1);
+}
+
+// Reads one byte; false if that raised SIGBUS.
+bool readable(const volatile uint8_t *p)
+{
+	struct sigaction sa{}, old{};
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	volatile bool ok = false;
+	if (sigsetjmp(bus_jump, 1) == 0) {
+		(void)*p;
+		ok = true;
+	}
+	sigaction(SIGBUS, &old, nullptr);
+	return ok;
+}
+
+class Wedge : public ::testing::Test {
+protected:
+	void SetUp() override { ASSERT_EQ(sim_new_device(std::to_string(kWedgeId) + " atom 16"), 0); }
+	void TearDown() override { EXPECT_EQ(sim_del_device(kWedgeId), 0); }
+};
+
+} // namespace
+
+// The engine reset after a timeout fails: the job still ends (ETIMEDOUT), the
+// device goes FAULT and refuses jobs (EIO); a RESET that fails says so and
+// leaves it wedged; one that works brings it back.
+TEST_F(Wedge, FailedEngineResetWedgesTheDeviceUntilResetWorks)
+{
+	Fd fd = open_node("/dev/rbln" + std::to_string(kWedgeId));
+	ASSERT_TRUE(fd);
+	ASSERT_EQ(copy_and_wait(fd.get()), 0) << "the device works before";
+	ASSERT_EQ(debugfs_write(kWedgeId, "hang", "0 task_dma"), 0);
+	ASSERT_EQ(debugfs_write(kWedgeId, "fail_next_resets", "1"), 0);
+	EXPECT_EQ(copy_and_wait(fd.get()), -ETIMEDOUT) << "the hung job ends by its timeout";
+	// The wedge is announced from a work item: give it a moment.
+	for (int i = 0; i < 100 && status_of(kWedgeId) != "FAULT"; i++)
+		usleep(10'000);
+	EXPECT_EQ(status_of(kWedgeId), "FAULT");
+	EXPECT_EQ(copy_and_wait(fd.get()), -EIO) << "a wedged device runs no job";
+
+	ASSERT_EQ(debugfs_write(kWedgeId, "fail_next_resets", "1"), 0);
+	EXPECT_EQ(reset(fd.get()), -EIO) << "a RESET the backend fails returns its error";
+	EXPECT_EQ(status_of(kWedgeId), "FAULT");
+	EXPECT_EQ(copy_and_wait(fd.get()), -EIO) << "still wedged";
+
+	EXPECT_EQ(reset(fd.get()), 0);
+	EXPECT_EQ(status_of(kWedgeId), "READY");
+	EXPECT_EQ(copy_and_wait(fd.get()), 0) << "the device works again";
+}
+
+// A timed-out job whose engine reset works wedges nothing.
+TEST_F(Wedge, WorkingEngineResetLeavesTheDeviceReady)
+{
+	Fd fd = open_node("/dev/rbln" + std::to_string(kWedgeId));
+	ASSERT_TRUE(fd);
+	ASSERT_EQ(debugfs_write(kWedgeId, "hang", "0 task_dma"), 0);
+	EXPECT_EQ(copy_and_wait(fd.get()), -ETIMEDOUT);
+	usleep(100'000);
+	EXPECT_EQ(status_of(kWedgeId), "READY");
+	EXPECT_EQ(copy_and_wait(fd.get()), 0);
+}
+
+// Removal with a buffer mapped: the mapping raises SIGBUS from then on (no
+// fault reaches the removed backend), the file gets ENODEV, and closing both
+// afterwards is clean.
+TEST(Unplug, MappingRaisesSigbusAfterRemoval)
+{
+	ASSERT_EQ(sim_new_device(std::to_string(kUnplugId) + " atom 16"), 0);
+	Fd fd = open_node("/dev/rbln" + std::to_string(kUnplugId));
+	ASSERT_TRUE(fd);
+	uint32_t bo = 0;
+	ASSERT_EQ(bo_create(fd.get(), 2 * 4096, 0, 0, &bo), 0);
+	drm_rbln_bo_info info{};
+	ASSERT_EQ(bo_info(fd.get(), bo, info), 0);
+	void *p = mmap(nullptr, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), info.mmap_offset);
+	ASSERT_NE(p, MAP_FAILED) << strerror(errno);
+	auto *bytes = static_cast<volatile uint8_t *>(p);
+	bytes[0] = 0x5a;	// the first page faulted in, the second not yet
+	EXPECT_TRUE(readable(bytes));
+
+	ASSERT_EQ(sim_del_device(kUnplugId), 0);
+	EXPECT_FALSE(readable(bytes)) << "a page mapped before removal is zapped";
+	EXPECT_FALSE(readable(bytes + 4096)) << "a page never faulted in stays unreachable";
+	uint64_t v = 0;
+	EXPECT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_USED, &v), ENODEV);
+	EXPECT_EQ(munmap(p, info.size), 0);
+}
