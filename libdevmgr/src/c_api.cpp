@@ -1,5 +1,7 @@
 // The C ABI: thin wrappers that turn rbln::Error into an rbln_status and
 // keep the message for rbln_last_error().
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -10,13 +12,42 @@ struct rbln_buffer {
 	rbln::Buffer buffer;
 	std::mutex map_lock;	// two threads' first rbln_buffer_map: one mmap
 };
+// Waits for one job take turns.  A mutex and a condition variable, not a
+// std::timed_mutex: that one's try_lock_until is pthread_mutex_clocklock,
+// which GCC 12's ThreadSanitizer does not see, so it reports every unlock as
+// one of an unlocked mutex and hides real races behind that.
+class WaitTurn {
+public:
+	bool try_lock_until(std::chrono::steady_clock::time_point deadline)
+	{
+		std::unique_lock lock(mutex_);
+		if (!free_.wait_until(lock, deadline, [this] { return !taken_; }))
+			return false;
+		taken_ = true;
+		return true;
+	}
+	void unlock()
+	{
+		{
+			std::lock_guard lock(mutex_);
+			taken_ = false;
+		}
+		free_.notify_one();
+	}
+
+private:
+	std::mutex mutex_;
+	std::condition_variable free_;
+	bool taken_ = false;
+};
+
 struct rbln_job {
 	explicit rbln_job(rbln::Job j) : job(std::move(j)) {}
 	rbln::Job job;
 	// The C ABI's promise: a failed job stays failed.  The first wait that
 	// sees the failure keeps it; waits take turns, so none sees the job
 	// "done" between the failure and its being kept.
-	mutable std::timed_mutex wait_lock;
+	mutable WaitTurn wait_lock;
 	mutable rbln_status failed = RBLN_OK;
 	mutable std::string failure;
 };

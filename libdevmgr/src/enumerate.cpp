@@ -3,6 +3,8 @@
 // running udevd (containers); the node may then be missing from /dev.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -10,7 +12,9 @@
 #include <dirent.h>
 #include <libudev.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -198,10 +202,31 @@ NpuInfo find_npu(const std::string &spec)
 								     : fmt::format("{}", fmt::join(known, "; "))));
 }
 
-// udevd says it runs by its control socket (as libudev itself checks).
+// Whether udevd runs: it listens on its control socket.  The file outlives it
+// (`udevadm control --exit` leaves it), so ask the socket: a refused
+// connection, or no file, means no udevd.  One who may not connect (not
+// root) cannot tell, and takes the file as the answer.  Asked at most once a
+// second, so that enumerating stays a few system calls.
 static bool udevd_running()
 {
-	return ::access("/run/udev/control", F_OK) == 0;
+	static std::mutex lock;
+	static std::chrono::steady_clock::time_point asked;
+	static bool running = true;
+	std::lock_guard guard(lock);
+	const auto now = std::chrono::steady_clock::now();
+	if (asked != std::chrono::steady_clock::time_point() && now - asked < std::chrono::seconds(1))
+		return running;
+	asked = now;
+	int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return running = ::access("/run/udev/control", F_OK) == 0;
+	sockaddr_un addr{};
+	addr.sun_family = AF_UNIX;
+	std::strncpy(addr.sun_path, "/run/udev/control", sizeof(addr.sun_path) - 1);
+	const bool refused = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 &&
+			     (errno == ECONNREFUSED || errno == ENOENT);
+	::close(fd);
+	return running = !refused;
 }
 
 // The NPUs found: enumerated once per process, and again only after an NPU

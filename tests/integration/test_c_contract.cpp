@@ -3,6 +3,7 @@
 // size, an NPU that is gone is RBLN_ERR_NO_DEVICE however it is reached, and
 // the C forms of reset, usage and identity.
 #include <barrier>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -255,7 +256,9 @@ TEST(CContract, ThreadsRunCleanUnderThreadSanitizer)
 {
 	const std::string bin = rbln::test::cmake_build_dir() + "/tests/threads/rbln_c_threads";
 	ASSERT_EQ(::access(bin.c_str(), X_OK), 0) << bin;
-	auto r = run_shell("TSAN_OPTIONS='halt_on_error=1 exitcode=66' " + bin + " 0 2>&1");
+	const std::string suppressions = std::string(std::getenv("RBLN_TOP")) + "/tests/threads/tsan.supp";
+	auto r = run_shell("TSAN_OPTIONS='halt_on_error=1 exitcode=66 suppressions=" + suppressions + "' " +
+			   bin + " 0 2>&1");
 	EXPECT_EQ(r.exit, 0) << r.out;
 	EXPECT_EQ(r.out.find("ThreadSanitizer"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("6 threads x 8 rounds, 0 failures"), std::string::npos) << r.out;
