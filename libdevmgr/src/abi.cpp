@@ -2,13 +2,15 @@
 // refuses drivers whose accepted range does not include it (seed 000's rule).
 #include <cerrno>
 #include <cstdio>
+#include <dlfcn.h>
+#include <filesystem>
 #include <cstdlib>
 #include <strings.h>
 
 #include "device_state.h"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 uint32_t built_uapi_version() noexcept
 {
@@ -26,6 +28,30 @@ AbiVerdict check_abi(uint32_t built, std::optional<uint32_t> driver_version,
 }
 
 namespace detail {
+
+// The file this library was loaded from, as the loader found it: the path a
+// mismatch report must name, since several copies may be installed.
+std::string library_path()
+{
+	Dl_info info{};
+	if (dladdr(reinterpret_cast<void *>(&built_uapi_version), &info) && info.dli_fname &&
+	    *info.dli_fname) {
+		std::error_code ec;	// a program's own name may be relative (argv[0])
+		auto path = std::filesystem::absolute(info.dli_fname, ec);
+		return ec ? std::string(info.dli_fname) : path.string();
+	}
+	return "librbln_devmgr.so.0";
+}
+
+std::string abi_mismatch_message(const std::string &library, uint32_t built, const std::string &node,
+				 const std::string &driver_release, uint32_t version, uint32_t compat)
+{
+	return fmt::format("RBLN ABI mismatch: {} was built against interface {}, but {} is driven by "
+			   "rbln.ko {}, which implements interface {} and accepts consumers built against "
+			   "{}..{}. Install rbln.ko and libdevmgr from the same release "
+			   "(RBLN_SKIP_ABI_CHECK=1 skips this check at your own risk)",
+			   library, built, node, driver_release, version, compat, version);
+}
 
 bool env_flag(const char *name)
 {
@@ -65,14 +91,9 @@ void check_device_abi(const DeviceState &dev)
 		warn(v.warning);
 	if (!v.ok)
 		throw Error(Errc::abi_mismatch, EPROTO,
-			    fmt::format("RBLN ABI mismatch: {} is driven by rbln.ko {} which implements "
-					"interface {} and accepts consumers built against {}..{}; this "
-					"libdevmgr was built against interface {}. Install rbln.ko and "
-					"libdevmgr from the same release (RBLN_SKIP_ABI_CHECK=1 skips this "
-					"check at your own risk)",
-					dev.info.node, dev.info.driver_version, *version, *compat, *version,
-					DRM_RBLN_UAPI_VERSION));
+			    abi_mismatch_message(library_path(), DRM_RBLN_UAPI_VERSION, dev.info.node,
+						 dev.info.driver_version, *version, *compat));
 }
 
 } // namespace detail
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

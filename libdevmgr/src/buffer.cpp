@@ -9,7 +9,7 @@
 #include "device_state.h"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 using detail::fail;
 
@@ -176,4 +176,4 @@ Buffer Device::import(int dmabuf_fd)
 	return Buffer(state_, args.handle, info.flags & DRM_RBLN_BO_HOST);
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

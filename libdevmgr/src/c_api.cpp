@@ -1,5 +1,7 @@
 // The C ABI: thin wrappers that turn rbln::Error into an rbln_status and
 // keep the message for rbln_last_error().
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -10,18 +12,47 @@ struct rbln_buffer {
 	rbln::Buffer buffer;
 	std::mutex map_lock;	// two threads' first rbln_buffer_map: one mmap
 };
+// Waits for one job take turns.  A mutex and a condition variable, not a
+// std::timed_mutex: that one's try_lock_until is pthread_mutex_clocklock,
+// which GCC 12's ThreadSanitizer does not see, so it reports every unlock as
+// one of an unlocked mutex and hides real races behind that.
+class WaitTurn {
+public:
+	bool try_lock_until(std::chrono::steady_clock::time_point deadline)
+	{
+		std::unique_lock lock(mutex_);
+		if (!free_.wait_until(lock, deadline, [this] { return !taken_; }))
+			return false;
+		taken_ = true;
+		return true;
+	}
+	void unlock()
+	{
+		{
+			std::lock_guard lock(mutex_);
+			taken_ = false;
+		}
+		free_.notify_one();
+	}
+
+private:
+	std::mutex mutex_;
+	std::condition_variable free_;
+	bool taken_ = false;
+};
+
 struct rbln_job {
 	explicit rbln_job(rbln::Job j) : job(std::move(j)) {}
 	rbln::Job job;
 	// The C ABI's promise: a failed job stays failed.  The first wait that
 	// sees the failure keeps it; waits take turns, so none sees the job
 	// "done" between the failure and its being kept.
-	mutable std::timed_mutex wait_lock;
+	mutable WaitTurn wait_lock;
 	mutable rbln_status failed = RBLN_OK;
 	mutable std::string failure;
 };
 
-namespace rbln::capi {
+RBLN_CXX_ABI_BEGIN namespace capi {
 
 std::string &last_error()
 {
@@ -29,7 +60,7 @@ std::string &last_error()
 	return message;
 }
 
-} // namespace rbln::capi
+} RBLN_CXX_ABI_END // namespace rbln::capi
 
 using rbln::capi::copy_out;
 using rbln::capi::copy_string;
@@ -37,57 +68,78 @@ using rbln::capi::guarded;
 using rbln::capi::invalid;
 using rbln::capi::size_ok;
 
-// The first NULL entry of a job's copies or dependencies, as "copies[i] has a
-// NULL buffer" or "after[i] is NULL"; empty if there is none.
-static std::string null_entry(const rbln_copy *copies, size_t count, const rbln_job *const *after,
-			      size_t after_count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (!copies[i].src || !copies[i].dst)
-			return fmt::format("copies[{}] has a NULL buffer", i);
-	for (size_t i = 0; i < after_count; i++)
-		if (!after[i])
-			return fmt::format("after[{}] is NULL", i);
-	return {};
-}
+// rbln_copy as the first header had it, without struct_size: the element of
+// callers linked against RBLN_DEVMGR_0's submit functions.
+struct rbln_copy_v0 {
+	const rbln_buffer *src;
+	const rbln_buffer *dst;
+	uint64_t src_offset;
+	uint64_t dst_offset;
+	uint64_t size;
+};
+static_assert(sizeof(rbln_copy_v0) == 40);
 
-// A job's copies and dependencies as the C++ API takes them (checked by null_entry).
-static std::vector<rbln::Copy> cpp_copies(const rbln_copy *copies, size_t count)
+// Which layout a caller's copies have: which symbol version it called.
+enum class CopyLayout { v0, sized };
+
+// A job's copies as the C++ API takes them, checked: sized elements by
+// copy_in_array, and no NULL buffer.  Throws naming "@fn: @name[i]".
+static std::vector<rbln::Copy> cpp_copies(const void *copies, size_t count, CopyLayout layout,
+					  const std::string &fn, const std::string &name)
 {
 	std::vector<rbln::Copy> list;
 	list.reserve(count);
-	for (size_t i = 0; i < count; i++)
-		list.push_back({copies[i].src->buffer, copies[i].dst->buffer, copies[i].src_offset,
-				copies[i].dst_offset, copies[i].size});
+	auto add = [&](size_t i, const rbln_buffer *src, const rbln_buffer *dst, uint64_t src_offset,
+		       uint64_t dst_offset, uint64_t size) {
+		if (!src || !dst)
+			rbln::detail::fail(EINVAL, fmt::format("{}: {}[{}] has a NULL buffer", fn, name, i));
+		list.push_back({src->buffer, dst->buffer, src_offset, dst_offset, size});
+	};
+	if (layout == CopyLayout::v0) {
+		const auto *c = static_cast<const rbln_copy_v0 *>(copies);
+		for (size_t i = 0; i < count; i++)
+			add(i, c[i].src, c[i].dst, c[i].src_offset, c[i].dst_offset, c[i].size);
+	} else {
+		auto known = rbln::capi::copy_in_array<rbln_copy>(copies, count, fn, name);
+		for (size_t i = 0; i < count; i++)
+			add(i, known[i].src, known[i].dst, known[i].src_offset, known[i].dst_offset,
+			    known[i].size);
+	}
 	return list;
 }
 
-static std::vector<rbln::Job> cpp_jobs(const rbln_job *const *jobs, size_t count)
+static std::vector<rbln::Job> cpp_jobs(const rbln_job *const *jobs, size_t count, const std::string &what)
 {
 	std::vector<rbln::Job> list;
 	list.reserve(count);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
+		if (!jobs[i])
+			rbln::detail::fail(EINVAL, fmt::format("{}[{}] is NULL", what, i));
 		list.push_back(jobs[i]->job);
+	}
 	return list;
 }
 
 // rbln_submit and rbln_submit_after; @fn names the one called in messages.
 static rbln_status submit(const char *fn, rbln_device *device, rbln_engine engine, uint32_t chiplet,
-			  const rbln_copy *copies, size_t count, const char *label,
+			  const void *copies, CopyLayout layout, size_t count, const char *label,
 			  const rbln_job *const *after, size_t after_count, rbln_job **out)
 {
 	if (!device || !out || (!copies && count))
 		return invalid(fmt::format("{}: device, copies or out is NULL", fn).c_str());
 	if (!after && after_count)
 		return invalid(fmt::format("{}: after is NULL but after_count is {}", fn, after_count).c_str());
-	if (std::string why = null_entry(copies, count, after, after_count); !why.empty())
-		return invalid(fmt::format("{}: {}", fn, why).c_str());
 	return guarded([&] {
-		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet,
-							   cpp_copies(copies, count), label ? label : "",
-							   cpp_jobs(after, after_count))};
+		auto list = cpp_copies(copies, count, layout, fn, "copies");
+		auto deps = cpp_jobs(after, after_count, fmt::format("{}: after", fn));
+		*out = new rbln_job{device->device.submit(rbln::Engine(engine), chiplet, std::move(list),
+							   label ? label : "", std::move(deps))};
 	});
 }
+
+// rbln_submit_batch for both layouts of the descs' copies.
+static rbln_status submit_batch(rbln_device *device, const rbln_job_desc *descs, CopyLayout layout,
+				size_t count, rbln_job **jobs, size_t *submitted);
 
 extern "C" {
 
@@ -232,22 +284,59 @@ rbln_status rbln_buffer_export(const rbln_buffer *buffer, int *dmabuf_fd)
 	return guarded([&] { *dmabuf_fd = buffer->buffer.export_fd(); });
 }
 
+// The current symbols (RBLN_DEVMGR_1 by rbln_devmgr.map) take struct_size'd
+// copies; RBLN_DEVMGR_0's, kept for callers linked before, are compat_v0_*,
+// which take the first header's 40-byte rbln_copy.
+__asm__(".symver compat_v0_submit, rbln_submit@RBLN_DEVMGR_0");
+__asm__(".symver compat_v0_submit_after, rbln_submit_after@RBLN_DEVMGR_0");
+__asm__(".symver compat_v0_submit_batch, rbln_submit_batch@RBLN_DEVMGR_0");
+
 rbln_status rbln_submit(rbln_device *device, rbln_engine engine, uint32_t chiplet,
 			const rbln_copy *copies, size_t count, const char *label, rbln_job **out)
 {
-	return submit("rbln_submit", device, engine, chiplet, copies, count, label, nullptr, 0, out);
+	return submit("rbln_submit", device, engine, chiplet, copies, CopyLayout::sized, count, label,
+		      nullptr, 0, out);
+}
+
+RBLN_API rbln_status compat_v0_submit(rbln_device *device, rbln_engine engine, uint32_t chiplet,
+			   const rbln_copy_v0 *copies, size_t count, const char *label, rbln_job **out)
+{
+	return submit("rbln_submit", device, engine, chiplet, copies, CopyLayout::v0, count, label,
+		      nullptr, 0, out);
 }
 
 rbln_status rbln_submit_after(rbln_device *device, rbln_engine engine, uint32_t chiplet,
 			      const rbln_copy *copies, size_t count, const char *label,
 			      const rbln_job *const *after, size_t after_count, rbln_job **out)
 {
-	return submit("rbln_submit_after", device, engine, chiplet, copies, count, label, after,
-		      after_count, out);
+	return submit("rbln_submit_after", device, engine, chiplet, copies, CopyLayout::sized, count,
+		      label, after, after_count, out);
+}
+
+RBLN_API rbln_status compat_v0_submit_after(rbln_device *device, rbln_engine engine, uint32_t chiplet,
+				 const rbln_copy_v0 *copies, size_t count, const char *label,
+				 const rbln_job *const *after, size_t after_count, rbln_job **out)
+{
+	return submit("rbln_submit_after", device, engine, chiplet, copies, CopyLayout::v0, count,
+		      label, after, after_count, out);
 }
 
 rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, size_t count,
 			      rbln_job **jobs, size_t *submitted)
+{
+	return submit_batch(device, descs, CopyLayout::sized, count, jobs, submitted);
+}
+
+RBLN_API rbln_status compat_v0_submit_batch(rbln_device *device, const rbln_job_desc *descs, size_t count,
+				 rbln_job **jobs, size_t *submitted)
+{
+	return submit_batch(device, descs, CopyLayout::v0, count, jobs, submitted);
+}
+
+} // extern "C"
+
+static rbln_status submit_batch(rbln_device *device, const rbln_job_desc *descs, CopyLayout layout,
+				size_t count, rbln_job **jobs, size_t *submitted)
 {
 	if (submitted)
 		*submitted = 0;
@@ -263,31 +352,13 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 	rbln_status status = guarded([&] {
 		if (count > RBLN_SUBMIT_MAX_BATCH)
 			bad(fmt::format("a batch holds at most {} jobs, not {}", RBLN_SUBMIT_MAX_BATCH, count));
-		const size_t stride = count ? descs[0].struct_size : 0;
-		if (count && (stride < rbln::capi::first_size<rbln_job_desc> || stride > 4096))
-			bad(fmt::format("descs[0].struct_size is {}, not sizeof(rbln_job_desc) ({})", stride,
-					sizeof(rbln_job_desc)));
-		// Each element as this library knows it (a caller built against an
-		// older header has fewer fields: those are zero); what a newer one set
-		// is refused.
-		std::vector<rbln_job_desc> known(count);
+		auto known = rbln::capi::copy_in_array<rbln_job_desc>(descs, count, "rbln_submit_batch",
+								       "descs");
 		for (size_t i = 0; i < count; i++) {
-			const auto *raw = reinterpret_cast<const unsigned char *>(descs) + i * stride;
-			std::memcpy(&known[i], raw, std::min(stride, sizeof(rbln_job_desc)));
-			if (known[i].struct_size != stride)
-				bad(fmt::format("descs[{}].struct_size is {}, descs[0]'s is {}", i,
-						known[i].struct_size, stride));
-			if (std::any_of(raw + std::min(stride, sizeof(rbln_job_desc)), raw + stride,
-					[](unsigned char b) { return b != 0; }))
-				bad(fmt::format("descs[{}] sets fields this libdevmgr {} does not know", i,
-						RBLN_DEVMGR_VERSION));
 			const rbln_job_desc &d = known[i];
 			if ((!d.copies && d.copy_count) || (!d.after && d.after_count) ||
 			    (!d.after_batch && d.after_batch_count))
 				bad(fmt::format("descs[{}] has a NULL array with a non-zero count", i));
-			if (std::string why = null_entry(d.copies, d.copy_count, d.after, d.after_count);
-			    !why.empty())
-				bad(fmt::format("descs[{}].{}", i, why));
 		}
 		std::vector<std::vector<rbln::Copy>> copies(count);
 		std::vector<std::vector<rbln::Job>> after(count);
@@ -295,8 +366,10 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 		specs.reserve(count);
 		for (size_t i = 0; i < count; i++) {
 			const rbln_job_desc &d = known[i];
-			copies[i] = cpp_copies(d.copies, d.copy_count);
-			after[i] = cpp_jobs(d.after, d.after_count);
+			copies[i] = cpp_copies(d.copies, d.copy_count, layout, "rbln_submit_batch",
+					       fmt::format("descs[{}].copies", i));
+			after[i] = cpp_jobs(d.after, d.after_count,
+					    fmt::format("rbln_submit_batch: descs[{}].after", i));
 			specs.push_back({rbln::Engine(d.engine), d.chiplet, copies[i],
 					 d.label ? d.label : "", after[i],
 					 {d.after_batch, d.after_batch_count}});
@@ -315,6 +388,8 @@ rbln_status rbln_submit_batch(rbln_device *device, const rbln_job_desc *descs, s
 		*submitted = done.size();
 	return status;
 }
+
+extern "C" {
 
 rbln_status rbln_job_wait(const rbln_job *job, int64_t timeout_ns)
 {

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "device_state.h"
 #include "rbln/enumerate.hpp"
@@ -15,7 +18,7 @@ struct rbln_device {
 	rbln::Device device;
 };
 
-namespace rbln::capi {
+RBLN_CXX_ABI_BEGIN namespace capi {
 
 std::string &last_error();
 
@@ -58,7 +61,13 @@ RBLN_FIRST_SIZE(rbln_device_status, busy_ns);
 RBLN_FIRST_SIZE(rbln_engine_figures, reserved);
 RBLN_FIRST_SIZE(rbln_job_desc, after_batch_count);
 RBLN_FIRST_SIZE(rbln_client_usage, engine_busy_ns);
+RBLN_FIRST_SIZE(rbln_copy, size);
 #undef RBLN_FIRST_SIZE
+
+// For messages: the struct's C name.
+template <typename T> constexpr const char *type_name = "";
+template <> constexpr const char *type_name<rbln_copy> = "rbln_copy";
+template <> constexpr const char *type_name<rbln_job_desc> = "rbln_job_desc";
 
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
 constexpr uint64_t grown_marker = 0x600df1e1d;
@@ -99,6 +108,39 @@ void copy_out_element(const T &full, void *array, size_t i, size_t stride)
 	copy_out(full, element, stride);
 }
 
+// A caller's array of @count versioned T, each as this library knows it: the
+// element size is elements[0].struct_size, every element must say the same,
+// an older caller's missing fields read as zero, and a newer caller's fields
+// this library does not know must be zero (else it would silently ignore
+// them).  Throws Errc::invalid_argument, "@fn: @name[i] ...".
+template <typename T>
+std::vector<T> copy_in_array(const void *elements, size_t count, const std::string &fn,
+			     const std::string &name)
+{
+	static_assert(offsetof(T, struct_size) == 0 && first_size<T> > 0);
+	auto bad = [&](const std::string &why) { detail::fail(EINVAL, fn + ": " + why); };
+	std::vector<T> known(count);
+	if (!count)
+		return known;
+	size_t stride;
+	std::memcpy(&stride, elements, sizeof(stride));
+	if (stride < first_size<T> || stride > 4096)
+		bad(fmt::format("{}[0].struct_size is {}, not the element size sizeof({}) ({})", name,
+				stride, type_name<T>, sizeof(T)));
+	const size_t common = std::min(stride, sizeof(T));
+	for (size_t i = 0; i < count; i++) {
+		const auto *raw = static_cast<const unsigned char *>(elements) + i * stride;
+		std::memcpy(&known[i], raw, common);
+		if (known[i].struct_size != stride)
+			bad(fmt::format("{}[{}].struct_size is {}, {}[0]'s is {}", name, i,
+					known[i].struct_size, name, stride));
+		if (std::any_of(raw + common, raw + stride, [](unsigned char b) { return b != 0; }))
+			bad(fmt::format("{}[{}] sets fields this libdevmgr {} does not know", name, i,
+					RBLN_DEVMGR_VERSION));
+	}
+	return known;
+}
+
 // Fills a caller's rbln_npu_info (c_api_management.cpp).
 void put_npu(const NpuInfo &npu, rbln_npu_info *info);
 
@@ -108,4 +150,4 @@ inline void copy_string(char *dst, size_t size, const std::string &src)
 	dst[size - 1] = '\0';
 }
 
-} // namespace rbln::capi
+} RBLN_CXX_ABI_END // namespace rbln::capi

@@ -13,8 +13,11 @@ struct rbln_registration {
 struct rbln_event_listener {
 	rbln::EventListener listener;
 };
+struct rbln_npu_list {
+	std::vector<rbln::NpuInfo> npus;	// as enumerated once
+};
 
-namespace rbln::capi {
+RBLN_CXX_ABI_BEGIN namespace capi {
 
 void put_npu(const NpuInfo &n, rbln_npu_info *info)
 {
@@ -31,7 +34,7 @@ void put_npu(const NpuInfo &n, rbln_npu_info *info)
 	copy_out(full, info, info->struct_size);
 }
 
-} // namespace rbln::capi
+} RBLN_CXX_ABI_END // namespace rbln::capi
 
 using rbln::capi::copy_out;
 using rbln::capi::copy_string;
@@ -59,6 +62,36 @@ rbln_status rbln_npu_get(size_t i, rbln_npu_info *info)
 							       "(this host has {})", i, npus.size()));
 		rbln::capi::put_npu(npus[i], info);
 	});
+}
+
+rbln_status rbln_npu_list_take(rbln_npu_list **out)
+{
+	if (!out)
+		return invalid("rbln_npu_list_take: out is NULL");
+	*out = nullptr;
+	return guarded([&] { *out = new rbln_npu_list{rbln::enumerate_npus()}; });
+}
+
+size_t rbln_npu_list_count(const rbln_npu_list *list)
+{
+	return list ? list->npus.size() : 0;
+}
+
+rbln_status rbln_npu_list_get(const rbln_npu_list *list, size_t i, rbln_npu_info *info)
+{
+	if (!list || !info || !size_ok<rbln_npu_info>(info->struct_size))
+		return invalid("rbln_npu_list_get: list or info is NULL, or info's struct_size too small");
+	return guarded([&] {
+		if (i >= list->npus.size())
+			rbln::detail::fail(ENODEV, fmt::format("rbln_npu_list_get: entry {} does not exist "
+							       "(the list holds {})", i, list->npus.size()));
+		rbln::capi::put_npu(list->npus[i], info);
+	});
+}
+
+void rbln_npu_list_free(rbln_npu_list *list)
+{
+	delete list;
 }
 
 size_t rbln_logical_device_count(void)

@@ -10,7 +10,7 @@
 #include "profile/recorder.h"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 static_assert(int(RBLN_ENGINE_NEURAL_DMA) == int(DRM_RBLN_ENGINE_NEURAL_DMA));
 static_assert(int(RBLN_ENGINE_TASK_DMA) == int(DRM_RBLN_ENGINE_TASK_DMA));
@@ -193,4 +193,4 @@ ClientUsage Device::usage() const
 	return out;
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

@@ -2,8 +2,10 @@
 // errors become rbln::Error.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,7 +16,7 @@
 #include "rbln/devmgr.hpp"
 #include "syncobj.h"
 
-namespace rbln::detail {
+RBLN_CXX_ABI_BEGIN namespace detail {
 
 struct DeviceState {
 	int fd = -1;
@@ -47,7 +49,23 @@ private:
 void fail_unless_driver_loaded(const std::string &what);	// throws Errc::driver_not_loaded
 std::string errno_text(int err);
 const char *engine_name(Engine engine);
-std::string bytes_text(uint64_t bytes);	// "16 MiB", "1.5 GiB", "4095 B"
+std::string bytes_text(uint64_t bytes);
+std::string library_path();	// the loaded librbln_devmgr file
+
+// An rbln file as /proc/<pid>/fdinfo shows it (fdinfo.cpp).
+struct FdinfoFile {
+	std::optional<uint64_t> client_id;
+	std::array<std::optional<uint64_t>, 4> engine_busy_ns;	// by enum drm_rbln_engine
+};
+std::optional<FdinfoFile> parse_fdinfo(std::istream &in);	// nullopt: not an rbln file
+struct FileHolders {
+	std::vector<unsigned> pids;
+	std::array<std::optional<uint64_t>, 4> engine_busy_ns;
+};
+// Every rbln file this user may see in /proc, by drm-client-id.
+std::map<uint64_t, FileHolders> rbln_files_of_processes();
+std::string abi_mismatch_message(const std::string &library, uint32_t built, const std::string &node,
+				 const std::string &driver_release, uint32_t version, uint32_t compat);	// "16 MiB", "1.5 GiB", "4095 B"
 
 // A switch variable: set to 1, ON, TRUE or YES (any case).
 bool env_flag(const char *name);
@@ -63,4 +81,4 @@ std::string npu_node(const std::map<unsigned, std::string> &nodes, unsigned inde
 // Opens @path as NPU @index (nullopt: whichever NPU it is), checking the ABI.
 std::shared_ptr<DeviceState> open_node(const std::string &path, std::optional<unsigned> index);
 
-} // namespace rbln::detail
+} RBLN_CXX_ABI_END // namespace rbln::detail

@@ -3,6 +3,8 @@
 // running udevd (containers); the node may then be missing from /dev.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -10,7 +12,9 @@
 #include <dirent.h>
 #include <libudev.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -20,7 +24,7 @@
 #include "device_state.h"
 #include "rbln/enumerate.hpp"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 namespace {
 
@@ -198,17 +202,53 @@ NpuInfo find_npu(const std::string &spec)
 								     : fmt::format("{}", fmt::join(known, "; "))));
 }
 
+// Whether udevd runs: it listens on its control socket.  The file outlives it
+// (`udevadm control --exit` leaves it), so ask the socket: a refused
+// connection, or no file, means no udevd.  One who may not connect (not
+// root) cannot tell, and takes the file as the answer.  Asked at most once a
+// second, so that enumerating stays a few system calls.
+static bool udevd_running()
+{
+	static std::mutex lock;
+	static std::chrono::steady_clock::time_point asked;
+	static bool running = true;
+	std::lock_guard guard(lock);
+	const auto now = std::chrono::steady_clock::now();
+	if (asked != std::chrono::steady_clock::time_point() && now - asked < std::chrono::seconds(1))
+		return running;
+	asked = now;
+	int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return running = ::access("/run/udev/control", F_OK) == 0;
+	sockaddr_un addr{};
+	addr.sun_family = AF_UNIX;
+	std::strncpy(addr.sun_path, "/run/udev/control", sizeof(addr.sun_path) - 1);
+	const bool refused = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 &&
+			     (errno == ECONNREFUSED || errno == ENOENT);
+	::close(fd);
+	return running = !refused;
+}
+
 // The NPUs found: enumerated once per process, and again only after an NPU
-// was added or removed (a udev monitor, polled without blocking), so that
+// was added or removed (a monitor, polled without blocking), so that
 // registering costs what the group needs, not a walk of every NPU of the
-// host.  Where udev events cannot be had (a container without the host's
-// netlink), every call enumerates.
+// host.  Where no monitor can be had, every call enumerates.  Kernel uevents
+// (no udevd) do not reach a container in a network namespace of its own, and
+// nothing says so, so then the list is also kept for one second at most.
 static std::vector<NpuInfo> found_npus()
 {
+	constexpr auto kernel_events_bound = std::chrono::seconds(1);
 	static std::mutex lock;
 	static std::unique_ptr<NpuMonitor> monitor;
 	static std::optional<std::vector<NpuInfo>> cached;
+	static std::chrono::steady_clock::time_point cached_at;
 	std::lock_guard guard(lock);
+	// A monitor made while udevd ran hears nothing once it stopped (and the
+	// reverse would hear events before udevd's rules ran): follow udevd.
+	if (monitor && monitor->from_kernel() == udevd_running()) {
+		monitor.reset();
+		cached.reset();
+	}
 	if (!monitor) {
 		try {
 			monitor = std::make_unique<NpuMonitor>();	// listens before we look
@@ -219,11 +259,16 @@ static std::vector<NpuInfo> found_npus()
 		while (auto ev = monitor->next(std::chrono::milliseconds(0)))
 			if (ev->kind != NpuEvent::Kind::changed)
 				cached.reset();
+	const auto now = std::chrono::steady_clock::now();
+	if (cached && monitor->from_kernel() && now - cached_at > kernel_events_bound)
+		cached.reset();
 	if (cached)
 		return *cached;
 	auto npus = enumerate_npus();
-	if (monitor)
+	if (monitor) {
 		cached = npus;
+		cached_at = now;
+	}
 	return npus;
 }
 
@@ -285,7 +330,11 @@ Registration register_logical_device(unsigned logical_id)
 
 struct NpuMonitor::Impl {
 	Udev udev{udev_new()};
-	UdevMonitor mon{udev ? udev_monitor_new_from_netlink(udev.get(), "udev") : nullptr};
+	// udevd rebroadcasts each uevent after its rules ran (the node then has its
+	// group); without udevd nothing would come on that group, so take the kernel's.
+	bool from_kernel = !udevd_running();
+	UdevMonitor mon{udev ? udev_monitor_new_from_netlink(udev.get(), from_kernel ? "kernel" : "udev")
+			     : nullptr};
 	std::map<std::string, NpuInfo> nodes;	// node syspath -> NPU, to name removals
 };
 
@@ -310,6 +359,11 @@ NpuMonitor::NpuMonitor() : impl_(std::make_unique<Impl>())
 }
 
 NpuMonitor::~NpuMonitor() = default;
+
+bool NpuMonitor::from_kernel() const
+{
+	return impl_->from_kernel;
+}
 
 int NpuMonitor::fd() const
 {
@@ -357,4 +411,4 @@ std::optional<NpuEvent> NpuMonitor::next(std::chrono::milliseconds timeout)
 	}
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

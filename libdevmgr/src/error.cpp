@@ -8,7 +8,7 @@
 #include "device_state.h"
 #include "rbln/enumerate.hpp"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 Errc errc_from_errno(int err) noexcept
 {
@@ -109,4 +109,4 @@ std::string bytes_text(uint64_t bytes)
 }
 
 } // namespace detail
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

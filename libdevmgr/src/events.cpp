@@ -11,7 +11,7 @@
 #include "rbln/events.hpp"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 const char *to_string(DriverEvent::Type type)
 {
@@ -113,4 +113,4 @@ std::optional<DriverEvent> EventListener::next(std::chrono::milliseconds timeout
 	return ev;
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

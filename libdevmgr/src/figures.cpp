@@ -12,7 +12,7 @@
 
 #include "device_state.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 namespace {
 
@@ -100,4 +100,4 @@ std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu)
 	return out;
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

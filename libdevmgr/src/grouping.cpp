@@ -13,7 +13,7 @@
 #include "device_state.h"
 #include "rbln/grouping.hpp"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 namespace {
 
@@ -358,4 +358,4 @@ std::string format_plan(const Plan &plan)
 		     "RBLN_DEVICE_MAP counts the visible NPUs from 0 in RBLN_VISIBLE_DEVICES order)\n";
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

@@ -7,7 +7,7 @@
 #include "job_state.h"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 using detail::fail;
 
@@ -125,4 +125,4 @@ int Job::fd() const
 	return fd;
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

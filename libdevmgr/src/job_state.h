@@ -9,7 +9,7 @@
 
 #include "device_state.h"
 
-namespace rbln::detail {
+RBLN_CXX_ABI_BEGIN namespace detail {
 
 struct JobState {
 	std::shared_ptr<DeviceState> dev;
@@ -37,4 +37,4 @@ struct JobState {
 // Throws Errc::invalid_argument unless a job of @dev may wait for @count jobs.
 void check_dependency_count(const DeviceState &dev, size_t count);
 
-} // namespace rbln::detail
+} RBLN_CXX_ABI_END // namespace rbln::detail

@@ -12,7 +12,7 @@
 #include "device_state.h"
 #include "rbln_drm.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 using detail::fail;
 
@@ -42,32 +42,6 @@ std::vector<ClientInfo> Device::clients() const
 			       std::chrono::nanoseconds(e.idle_ns)});
 	}
 	return out;
-}
-
-std::vector<unsigned> client_holder_pids(uint64_t client_id)
-{
-	namespace fs = std::filesystem;
-	const std::string wanted = fmt::format("drm-client-id:\t{}", client_id);
-	std::vector<unsigned> pids;
-	std::error_code ec;
-	for (const auto &proc : fs::directory_iterator("/proc", ec)) {
-		const std::string name = proc.path().filename();
-		if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0])))
-			continue;
-		for (const auto &fd : fs::directory_iterator(proc.path() / "fdinfo", ec)) {
-			std::ifstream in(fd.path());
-			bool driver = false, client = false;
-			for (std::string line; std::getline(in, line);) {
-				driver |= line == "drm-driver:\trbln";
-				client |= line == wanted;
-			}
-			if (driver && client) {
-				pids.push_back(unsigned(std::stoul(name)));
-				break;
-			}
-		}
-	}
-	return pids;
 }
 
 static std::string comm_of(unsigned pid)
@@ -209,4 +183,4 @@ Registration Registration::acquire(unsigned logical_id, const std::vector<unsign
 	return Registration(std::move(taken));
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

@@ -7,7 +7,9 @@
 #include <span>
 #include <vector>
 
-namespace rbln::detail {
+#include "rbln/abi_namespace.hpp"
+
+RBLN_CXX_ABI_BEGIN namespace detail {
 
 template <typename T, size_t N>
 class SmallVector {
@@ -41,4 +43,4 @@ private:
 	std::vector<T> many_;	// past N: all of them
 };
 
-} // namespace rbln::detail
+} RBLN_CXX_ABI_END // namespace rbln::detail

@@ -12,7 +12,7 @@
 #include "rbln_drm.h"
 #include "small_vector.h"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 static_assert(RBLN_SUBMIT_MAX_AFTER == DRM_RBLN_MAX_IN_SYNCS);
 static_assert(RBLN_SUBMIT_MAX_BATCH == DRM_RBLN_MAX_BATCH);
@@ -380,4 +380,4 @@ void Device::submit_batch(std::span<const JobSpec> specs, std::vector<Job> &jobs
 	}
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

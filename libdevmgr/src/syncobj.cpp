@@ -9,7 +9,7 @@
 #include "device_state.h"
 #include "rbln_drm.h"
 
-namespace rbln::detail {
+RBLN_CXX_ABI_BEGIN namespace detail {
 
 // Enough for every job a file may have unfinished (the driver's limit);
 // beyond that, handles go back to the kernel.
@@ -113,4 +113,4 @@ int syncobj_import_sync_file(const DeviceState &dev, uint32_t handle, int fd)
 	return dev.ioctl(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
 }
 
-} // namespace rbln::detail
+} RBLN_CXX_ABI_END // namespace rbln::detail

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
-namespace rbln::detail {
+#include "rbln/abi_namespace.hpp"
+
+RBLN_CXX_ABI_BEGIN namespace detail {
 
 struct DeviceState;
 
@@ -57,4 +59,4 @@ int syncobj_export_sync_file(const DeviceState &dev, uint32_t handle);
 // Puts the fence of sync_file @fd into @handle; 0 or the errno.
 int syncobj_import_sync_file(const DeviceState &dev, uint32_t handle, int fd);
 
-} // namespace rbln::detail
+} RBLN_CXX_ABI_END // namespace rbln::detail

@@ -21,6 +21,8 @@ struct old_client_view {
 	size_t client_count;		/* the old client opens its NPU twice: two clients */
 	uint64_t client_ids[2];
 	int canaries_intact;		/* nothing was written past any old struct */
+	int submit_status, wait_status;	/* its rbln_submit of two 40-byte copies */
+	int copied_intact;		/* both copies arrived byte for byte */
 };
 
 /* Runs the old client's calls on NPU @index. */

@@ -64,6 +64,67 @@ TEST(AbiGrowth, AnOldClientGetsItsFieldsAndNothingPastThem)
 	EXPECT_NE(old.client_ids[0], 0u);
 	EXPECT_NE(old.client_ids[1], 0u);
 	EXPECT_NE(old.client_ids[0], old.client_ids[1]);
+
+	// Its 40-byte copies, through rbln_submit@RBLN_DEVMGR_0, moved the bytes.
+	EXPECT_EQ(old.submit_status, RBLN_OK);
+	EXPECT_EQ(old.wait_status, RBLN_OK);
+	EXPECT_TRUE(old.copied_intact) << "the old layout's copies were misread";
+}
+
+// rbln_copy carries its size: an element of the first sized layout (no
+// `grown`) is taken, a newer one's zero tail is taken, a set one refused, and
+// every element must state the same size.
+TEST(AbiGrowth, CopiesOfOlderAndNewerCallers)
+{
+	rbln_device *dev = nullptr;
+	ASSERT_EQ(rbln_device_open(0, &dev), RBLN_OK) << rbln_last_error();
+	rbln_buffer *host = nullptr, *vram = nullptr;
+	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, RBLN_ALLOC_HOST, &host), RBLN_OK) << rbln_last_error();
+	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, 0, &vram), RBLN_OK) << rbln_last_error();
+	struct Newer {
+		rbln_copy c;
+		uint64_t later;
+	};
+	Newer copies[2]{};
+	auto submit = [&](size_t stride, size_t second_size, uint64_t later) {
+		std::memset(copies, 0, sizeof(copies));
+		auto *raw = reinterpret_cast<unsigned char *>(copies);
+		for (size_t i = 0; i < 2; i++) {
+			rbln_copy c{};	// grown's field zero
+			c.struct_size = i ? second_size : stride;
+			c.src = host, c.dst = vram;
+			c.src_offset = c.dst_offset = 4096 * i;
+			c.size = 4096;
+			std::memcpy(raw + i * stride, &c, std::min(stride, sizeof(c)));
+			if (stride == sizeof(Newer))
+				std::memcpy(raw + i * stride + offsetof(Newer, later), &later, sizeof(later));
+		}
+		rbln_job *job = nullptr;
+		rbln_status s = rbln_submit(dev, RBLN_ENGINE_EXTERNAL_HDMA, 0, &copies[0].c, 2, "sized", &job);
+		if (job) {
+			EXPECT_EQ(rbln_job_wait(job, 10'000'000'000), RBLN_OK) << rbln_last_error();
+			rbln_job_free(job);
+		}
+		return s;
+	};
+	const size_t first = offsetof(rbln_copy, grown);	// the sized layout before this build grew it
+	EXPECT_EQ(submit(first, first, 0), RBLN_OK) << "an older caller: " << rbln_last_error();
+	EXPECT_EQ(submit(sizeof(rbln_copy), sizeof(rbln_copy), 0), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(submit(sizeof(Newer), sizeof(Newer), 0), RBLN_OK) << "a newer caller's zero tail: "
+								       << rbln_last_error();
+	EXPECT_EQ(submit(sizeof(Newer), sizeof(Newer), 1), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_NE(std::string(rbln_last_error()).find("copies[0] sets fields this libdevmgr"),
+		  std::string::npos) << rbln_last_error();
+	EXPECT_EQ(submit(sizeof(rbln_copy), first, 0), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_EQ(std::string(rbln_last_error()),
+		  "rbln_submit: copies[1].struct_size is " + std::to_string(first) + ", copies[0]'s is " +
+			  std::to_string(sizeof(rbln_copy)));
+	EXPECT_EQ(submit(sizeof(size_t), sizeof(size_t), 0), RBLN_ERR_INVALID_ARGUMENT);
+	EXPECT_NE(std::string(rbln_last_error()).find("not the element size sizeof(rbln_copy)"),
+		  std::string::npos) << rbln_last_error();
+	rbln_buffer_free(host);
+	rbln_buffer_free(vram);
+	rbln_device_close(dev);
 }
 
 TEST(AbiGrowth, ANewerClientsTailIsZeroed)
@@ -215,7 +276,10 @@ TEST(AbiGrowth, JobDescsOfOlderAndNewerCallers)
 	rbln_buffer *host = nullptr, *vram = nullptr;
 	ASSERT_EQ(rbln_buffer_alloc(dev, 4096, 0, RBLN_ALLOC_HOST, &host), RBLN_OK) << rbln_last_error();
 	ASSERT_EQ(rbln_buffer_alloc(dev, 4096, 0, 0, &vram), RBLN_OK) << rbln_last_error();
-	const rbln_copy copy{host, vram, 0, 0, 4096};
+	rbln_copy copy{};
+	copy.struct_size = sizeof(copy);
+	copy.src = host, copy.dst = vram;
+	copy.size = 4096;
 	struct {
 		rbln_job_desc d;
 		uint64_t later;

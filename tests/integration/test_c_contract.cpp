@@ -3,16 +3,21 @@
 // size, an NPU that is gone is RBLN_ERR_NO_DEVICE however it is reached, and
 // the C forms of reset, usage and identity.
 #include <barrier>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "rbln/devmgr.h"
 #include "rbln/enumerate.hpp"
 #include "rbln/figures.hpp"
+#include "container_util.h"
 #include "rbln_test_util.h"
 
 using namespace rbln::test;
@@ -48,7 +53,7 @@ TEST(CContract, AFailedJobStaysFailed)
 	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, 0, &a), RBLN_OK) << rbln_last_error();
 	ASSERT_EQ(rbln_buffer_alloc(dev, 8192, 0, 0, &b), RBLN_OK) << rbln_last_error();
 	ASSERT_EQ(debugfs_write(1, "hang", "0 device_hdma"), 0);
-	rbln_copy copy{a, b, 0, 0, 4096};
+	rbln_copy copy{sizeof(rbln_copy), a, b, 0, 0, 4096};
 	rbln_job *job = nullptr;
 	ASSERT_EQ(rbln_submit(dev, RBLN_ENGINE_DEVICE_HDMA, 0, &copy, 1, "sticky", &job), RBLN_OK)
 		<< rbln_last_error();
@@ -191,4 +196,70 @@ TEST(CContract, IdentityUsageAndResetHaveCForms)
 	EXPECT_EQ(revoked, 1u);
 	rbln_device_close(other);
 	rbln_device_close(dev);
+}
+
+// rbln_npu_get re-enumerates, so a hotplug between calls shifts it; a list
+// taken once keeps its count and entries until freed.
+TEST(CContract, AnNpuListIsASnapshot)
+{
+	rbln_npu_list *list = nullptr;
+	ASSERT_EQ(rbln_npu_list_take(&list), RBLN_OK) << rbln_last_error();
+	const size_t count = rbln_npu_list_count(list);
+	ASSERT_EQ(count, 2u) << "the suite's two simulated NPUs";
+	std::vector<std::string> uuids;
+	for (size_t i = 0; i < count; i++) {
+		rbln_npu_info info{};
+		info.struct_size = sizeof(info);
+		ASSERT_EQ(rbln_npu_list_get(list, i, &info), RBLN_OK) << rbln_last_error();
+		uuids.push_back(info.uuid);
+	}
+
+	ASSERT_EQ(sim_new_device("6 atom"), 0);
+	udev_settle();
+	size_t now = 0;
+	ASSERT_EQ(rbln_npu_count(&now), RBLN_OK);
+	EXPECT_EQ(now, 3u) << "the live count sees the new NPU";
+	EXPECT_EQ(rbln_npu_list_count(list), count) << "the snapshot does not";
+	for (size_t i = 0; i < count; i++) {
+		rbln_npu_info info{};
+		info.struct_size = sizeof(info);
+		ASSERT_EQ(rbln_npu_list_get(list, i, &info), RBLN_OK) << rbln_last_error();
+		EXPECT_EQ(info.uuid, uuids[i]) << "entry " << i << " moved";
+	}
+	rbln_npu_info past{};
+	past.struct_size = sizeof(past);
+	EXPECT_EQ(rbln_npu_list_get(list, count, &past), RBLN_ERR_NO_DEVICE);
+	EXPECT_STREQ(rbln_last_error(), "rbln_npu_list_get: entry 2 does not exist (the list holds 2)");
+	EXPECT_EQ(rbln_npu_list_get(nullptr, 0, &past), RBLN_ERR_INVALID_ARGUMENT);
+	rbln_npu_list_free(list);
+
+	ASSERT_EQ(rbln_npu_list_take(&list), RBLN_OK) << rbln_last_error();
+	EXPECT_EQ(rbln_npu_list_count(list), 3u) << "a new snapshot has it";
+	ASSERT_EQ(sim_del_device(6), 0);
+	udev_settle();
+	EXPECT_EQ(rbln_npu_list_count(list), 3u);
+	rbln_npu_info gone{};
+	gone.struct_size = sizeof(gone);
+	ASSERT_EQ(rbln_npu_list_get(list, 2, &gone), RBLN_OK) << "the entry stays readable";
+	EXPECT_EQ(gone.index, 6u);
+	rbln_device *dev = nullptr;
+	EXPECT_EQ(rbln_device_open(gone.index, &dev), RBLN_ERR_NO_DEVICE) << "but its NPU is gone";
+	rbln_npu_list_free(list);
+	rbln_npu_list_free(nullptr);
+}
+
+// docs/libdevmgr-c.md's thread-safety promises, checked by ThreadSanitizer: a
+// C client using one device, one buffer's first map, one job's waits, the NPU
+// list and its own last error from six threads, with the whole library built
+// under -fsanitize=thread (tests/threads).
+TEST(CContract, ThreadsRunCleanUnderThreadSanitizer)
+{
+	const std::string bin = rbln::test::cmake_build_dir() + "/tests/threads/rbln_c_threads";
+	ASSERT_EQ(::access(bin.c_str(), X_OK), 0) << bin;
+	const std::string suppressions = std::string(std::getenv("RBLN_TOP")) + "/tests/threads/tsan.supp";
+	auto r = run_shell("TSAN_OPTIONS='halt_on_error=1 exitcode=66 suppressions=" + suppressions + "' " +
+			   bin + " 0 2>&1");
+	EXPECT_EQ(r.exit, 0) << r.out;
+	EXPECT_EQ(r.out.find("ThreadSanitizer"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("6 threads x 8 rounds, 0 failures"), std::string::npos) << r.out;
 }

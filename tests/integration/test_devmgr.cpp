@@ -154,7 +154,7 @@ TEST(Devmgr, CApiRoundTripAndLastError)
 	ASSERT_EQ(rbln_buffer_map(host, &p), RBLN_OK);
 	strcpy(static_cast<char *>(p), "through the C ABI");
 
-	rbln_copy up{host, dst, 0, 0, 8192}, down{dst, back, 0, 0, 8192};
+	rbln_copy up{sizeof(rbln_copy), host, dst, 0, 0, 8192}, down{sizeof(rbln_copy), dst, back, 0, 0, 8192};
 	rbln_job *job = nullptr;
 	ASSERT_EQ(rbln_submit(dev, RBLN_ENGINE_EXTERNAL_HDMA, 0, &up, 1, "c-up", &job), RBLN_OK);
 	EXPECT_EQ(rbln_job_wait(job, 10'000'000'000), RBLN_OK);

@@ -117,9 +117,9 @@ struct CChain {
 		ASSERT_EQ(rbln_buffer_map(host, &mapped), RBLN_OK);
 		std::memset(in, fill, size);
 		out = static_cast<unsigned char *>(mapped);
-		produce = {src, mid, 0, 0, size};
-		move = {mid, gather, 0, 0, size};
-		deliver = {gather, host, 0, 0, size};
+		produce = {sizeof(rbln_copy), src, mid, 0, 0, size};
+		move = {sizeof(rbln_copy), mid, gather, 0, 0, size};
+		deliver = {sizeof(rbln_copy), gather, host, 0, 0, size};
 	}
 	~CChain()
 	{
@@ -378,7 +378,7 @@ TEST(DevmgrJobs, CApiSubmitsABatch)
 	}
 
 	// Job 1 refused by the driver: job 0 is handed back, the rest are NULL.
-	rbln_copy bad{c.mid, c.gather, 1, 0, size};
+	rbln_copy bad{sizeof(rbln_copy), c.mid, c.gather, 1, 0, size};
 	descs[1].copies = &bad;
 	EXPECT_EQ(rbln_submit_batch(dev, descs, 3, jobs, &submitted), RBLN_ERR_INVALID_ARGUMENT);
 	EXPECT_TRUE(contains(rbln_last_error(), "(job 1 of the batch) refused")) << rbln_last_error();

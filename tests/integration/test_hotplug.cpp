@@ -1,10 +1,17 @@
 // Devices come and go at run time through /sys/bus/rbln_sim; an open file
 // outlives its device safely, and the module cannot be unloaded under it.
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include "rbln/devmgr.h"
+#include "rbln/enumerate.hpp"
 #include "rbln_test_util.h"
 
 namespace fs = std::filesystem;
@@ -141,4 +148,73 @@ TEST_F(Hotplug, ModuleUnloadWithOpenFile)
 	EXPECT_FALSE(fs::exists("/dev/rbln" + std::to_string(d->index)));
 
 	ASSERT_EQ(load_module(), 0);
+}
+
+// Minimal hosts and containers run no udevd: libdevmgr then listens to the
+// kernel's own uevents, so a long-lived process still sees NPUs come and go.
+// udevd is stopped for the test and started again after it.
+class WithoutUdevd : public Hotplug {
+protected:
+	void SetUp() override
+	{
+		Hotplug::SetUp();
+		// --exit waits for udevd to go; its control socket file stays behind.
+		ASSERT_EQ(std::system("udevadm settle --timeout=60 && udevadm control --exit"), 0);
+		ASSERT_NE(std::system("pidof systemd-udevd >/dev/null"), 0) << "udevd did not stop";
+		usleep(1100000);	// past libdevmgr's once-a-second look at udevd
+	}
+	void TearDown() override
+	{
+		EXPECT_EQ(std::system("\"$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)\" "
+				      "--daemon && udevadm settle --timeout=60"), 0);
+		Hotplug::TearDown();
+	}
+	// rbln_npu_count until it is @want, for up to 5 s; the last count.
+	static size_t count_until(size_t want)
+	{
+		size_t n = 0;
+		for (int i = 0; i < 100; i++) {
+			EXPECT_EQ(rbln_npu_count(&n), RBLN_OK) << rbln_last_error();
+			if (n == want)
+				break;
+			usleep(50000);
+		}
+		return n;
+	}
+};
+
+TEST_F(WithoutUdevd, TheMonitorHearsTheKernel)
+{
+	rbln::NpuMonitor monitor;
+	EXPECT_TRUE(monitor.from_kernel());
+	ASSERT_EQ(sim_new_device("11 atom 16"), 0);
+	std::optional<rbln::NpuEvent> added;
+	for (int i = 0; i < 10 && !added; i++)
+		if (auto ev = monitor.next(std::chrono::milliseconds(500)); ev && ev->kind == rbln::NpuEvent::Kind::added)
+			added = ev;
+	ASSERT_TRUE(added) << "no add event without udevd";
+	EXPECT_EQ(added->index, 11u);
+	ASSERT_EQ(sim_del_device(11), 0);
+	std::optional<rbln::NpuEvent> removed;
+	for (int i = 0; i < 10 && !removed; i++)
+		if (auto ev = monitor.next(std::chrono::milliseconds(500)); ev && ev->kind == rbln::NpuEvent::Kind::removed)
+			removed = ev;
+	ASSERT_TRUE(removed) << "no remove event without udevd";
+	EXPECT_EQ(removed->index, 11u);
+}
+
+// This process enumerated while udevd ran (the suite's earlier tests); its
+// cached list must follow the NPUs after udevd is gone.
+TEST_F(WithoutUdevd, ALongLivedProcessSeesAnNpuComeAndGo)
+{
+	size_t before = 0;
+	ASSERT_EQ(rbln_npu_count(&before), RBLN_OK) << rbln_last_error();
+	ASSERT_EQ(sim_new_device("12 atom 16"), 0);
+	EXPECT_EQ(count_until(before + 1), before + 1) << "the added NPU was not seen";
+	rbln_npu_info info{};
+	info.struct_size = sizeof(info);
+	EXPECT_EQ(rbln_npu_find("12", &info), RBLN_OK) << rbln_last_error();
+	ASSERT_EQ(sim_del_device(12), 0);
+	EXPECT_EQ(count_until(before), before) << "the removed NPU was still listed";
+	EXPECT_EQ(rbln_npu_find("12", &info), RBLN_ERR_NO_DEVICE);
 }

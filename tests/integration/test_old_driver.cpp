@@ -5,12 +5,16 @@
 // an end report) or refused by name (dependencies without syncobjs).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -187,4 +191,38 @@ TEST(OldDriver, DependenciesAndPollingNeedSyncobjs)
 	::close(fd);
 	second.wait(10s);
 	EXPECT_TRUE(first.done());
+}
+
+// Run by suite.sh without RBLN_SKIP_ABI_CHECK: the library is newer than every
+// old driver, so opening must fail, and the report must name the library file
+// that was loaded and both interface versions (the facts file's promise).
+TEST(OldDriverAbiCheck, RefusesAndNamesTheLibraryAndBothVersions)
+{
+	if (std::getenv("RBLN_SKIP_ABI_CHECK"))
+		GTEST_SKIP() << "run by suite.sh without RBLN_SKIP_ABI_CHECK";
+	std::string library;
+	std::ifstream maps("/proc/self/maps");
+	for (std::string line; std::getline(maps, line) && library.empty();)
+		if (auto at = line.find('/'); at != std::string::npos &&
+		    line.find("librbln_devmgr.so") != std::string::npos)
+			library = line.substr(at);
+	ASSERT_FALSE(library.empty()) << "librbln_devmgr is not mapped";
+
+	drm_rbln_get_param version{}, compat{};
+	{
+		int fd = ::open("/dev/rbln1", O_RDWR | O_CLOEXEC);
+		ASSERT_GE(fd, 0);
+		version.param = DRM_RBLN_PARAM_UAPI_VERSION;
+		compat.param = DRM_RBLN_PARAM_UAPI_COMPAT_VERSION;
+		ASSERT_EQ(ioctl(fd, DRM_IOCTL_RBLN_GET_PARAM, &version), 0);
+		ASSERT_EQ(ioctl(fd, DRM_IOCTL_RBLN_GET_PARAM, &compat), 0);
+		::close(fd);
+	}
+	std::string msg = error_of([] { rbln::Device::open(1); }, Errc::abi_mismatch);
+	EXPECT_TRUE(contains(msg, "RBLN ABI mismatch: " + library + " was built against interface " +
+					  std::to_string(DRM_RBLN_UAPI_VERSION)))
+		<< msg;
+	EXPECT_TRUE(contains(msg, "implements interface " + std::to_string(version.value))) << msg;
+	EXPECT_TRUE(contains(msg, std::to_string(compat.value) + ".." + std::to_string(version.value)))
+		<< msg;
 }

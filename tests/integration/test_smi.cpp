@@ -1,10 +1,14 @@
 // rbln-smi against the real module: the tables (golden), JSON (typed,
 // schema_version), CSV, exit codes, --reclaim and events.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -13,6 +17,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "rbln/devmgr.hpp"
+#include "rbln_drm.h"
 #include "rbln_test_util.h"
 
 using namespace rbln::test;
@@ -175,8 +181,57 @@ TEST(Smi, EventsStreamUntilCount)
 	ASSERT_EQ(sim_del_device(15), 0);
 	std::string out = read_all(p);
 	EXPECT_EQ(pclose(p), 0);
-	EXPECT_EQ(out, "{\"event\":\"device_added\",\"npu\":15}\n"
-		       "{\"event\":\"device_removed\",\"npu\":15}\n");
+	EXPECT_EQ(out, "{\"event\":\"device_added\",\"npu\":15,\"schema_version\":1}\n"
+		       "{\"event\":\"device_removed\",\"npu\":15,\"schema_version\":1}\n");
+	// Each line is a document of the events schema.
+	const std::string top = std::getenv("RBLN_TOP");
+	std::ofstream("/tmp/smi-event.json") << out.substr(0, out.find('\n'));
+	EXPECT_EQ(std::system((top + "/tests/vm/validate-json.py " + top +
+			       "/docs/rbln-smi-events.schema.json /tmp/smi-event.json").c_str()), 0);
+}
+
+// Every --json a tool prints carries schema_version and validates against its
+// schema in docs/; each schema has teeth (a wrong version or type fails).
+TEST(Smi, EveryJsonOutputHasAVersionAndASchema)
+{
+	const std::string top = std::getenv("RBLN_TOP");
+	const std::string ctk = (std::filesystem::path(smi_binary()).parent_path().parent_path() /
+				 "rbln-ctk/rbln-ctk").string();
+	struct Case {
+		std::string command, schema;
+		const char *bad_key;	// a member whose wrong type the schema must refuse
+	};
+	const Case cases[] = {
+		{smi_binary() + " --query npu,name,memory.used -j", "rbln-smi-query", "fields"},
+		{smi_binary() + " selftest -i 0 --json", "rbln-smi-selftest", "results"},
+		{smi_binary() + " triage 'RBLN ABI mismatch: x' --json", "rbln-smi-triage", "matched"},
+		{smi_binary() + " diagnose --json", "rbln-smi-diagnose", "device_nodes"},
+		{ctk + " info --json", "rbln-ctk-info", "npus"},
+	};
+	for (const auto &c : cases) {
+		SmiResult r = run_shell(c.command + " 2>/dev/null");
+		ASSERT_EQ(r.exit, 0) << c.command << "\n" << r.out;
+		auto doc = nlohmann::json::parse(r.out);
+		EXPECT_EQ(doc["schema_version"], 1) << c.command;
+		const std::string validate = top + "/tests/vm/validate-json.py " + top + "/docs/" +
+					     c.schema + ".schema.json ";
+		std::ofstream("/tmp/out.json") << r.out;
+		EXPECT_EQ(std::system((validate + "/tmp/out.json").c_str()), 0) << c.command << "\n" << r.out;
+		for (auto change : {std::pair<const char *, nlohmann::json>{"schema_version", 2},
+				    {c.bad_key, "text"}}) {
+			auto bad = doc;
+			bad[change.first] = change.second;
+			std::ofstream("/tmp/out-bad.json") << bad.dump();
+			EXPECT_NE(std::system((validate + "/tmp/out-bad.json >/dev/null").c_str()), 0)
+				<< c.schema << " takes " << change.first << " = " << change.second.dump();
+		}
+	}
+	// The query keeps each figure's type: NPU as a number, the name as a string.
+	auto q = nlohmann::json::parse(smi("--query npu,name -j").out);
+	ASSERT_EQ(q["devices"].size(), 2u);
+	EXPECT_EQ(q["fields"], nlohmann::json({"npu", "name"}));
+	EXPECT_TRUE(q["devices"][1]["npu"].is_number_integer());
+	EXPECT_TRUE(q["devices"][1]["name"].is_string());
 }
 
 TEST(Smi, DiagnoseReportsTheRealSetup)
@@ -389,4 +444,43 @@ TEST(Smi, AUserOutsideGroupRblnSeesDevicesAndGetsPermissionErrors)
 	EXPECT_NE(r.out.find("permission denied; device nodes belong to group 'rbln'"), std::string::npos) << r.out;
 	EXPECT_EQ(run("--reclaim").exit, 4);
 	EXPECT_EQ(run("reset -i 0").exit, 4);
+}
+
+// pmon lists this process on the NPU it uses, with the device memory of its
+// file and, where the kernel has DRM fdinfo, External HDMA busy while its
+// jobs run (and "-" where it has not).
+TEST(Smi, PmonShowsAProcessesEnginesAndMemory)
+{
+	rbln::Device dev = rbln::Device::open(0);
+	const bool fdinfo = dev.info().capabilities & DRM_RBLN_CAP_FDINFO;
+	rbln::Buffer host = dev.allocate_host(4 << 20);
+	rbln::Buffer vram = dev.allocate(4 << 20, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
+	std::atomic<bool> stop{false};
+	std::thread busy([&] {
+		while (!stop)
+			dev.submit(rbln::Engine::external_hdma, 0, {{host, vram, 0, 0, 4 << 20}}).wait();
+	});
+	SmiResult r = smi("pmon -i 0 -d 1 --count 3");
+	stop = true;
+	busy.join();
+	ASSERT_EQ(r.exit, 0) << r.out;
+	std::vector<std::string> mine;
+	std::istringstream lines(r.out);
+	for (std::string line; std::getline(lines, line);)
+		if (line.find(" " + std::to_string(getpid()) + " ") != std::string::npos)
+			mine.push_back(line);
+	ASSERT_EQ(mine.size(), 3u) << r.out;
+	unsigned npu, pid, mem;
+	std::string n, t, d, e;
+	std::istringstream last(mine.back());
+	ASSERT_TRUE(last >> npu >> pid >> n >> t >> d >> e >> mem) << mine.back();
+	EXPECT_EQ(npu, 0u);
+	EXPECT_EQ(mem, 4u) << "the eager 4 MiB buffer";
+	EXPECT_NE(mine.back().find("rbln_integratio"), std::string::npos) << mine.back();
+	if (fdinfo) {
+		EXPECT_GT(std::stoul(e), 0u) << "External HDMA ran its jobs: " << mine.back();
+		EXPECT_EQ(n, "0") << mine.back();
+	} else {
+		EXPECT_EQ(e, "-") << "no fdinfo on this kernel: " << mine.back();
+	}
 }

@@ -1,5 +1,6 @@
 // libdevmgr's pure logic: driver errnos to stable codes, sizes in messages.
 #include <cerrno>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -74,4 +75,42 @@ TEST(DevmgrAbi, ConsumerMustFallInsideTheDriversRange)
 		EXPECT_EQ(!v.warning.empty(), r.warns) << r.built;
 	}
 	EXPECT_EQ(rbln::built_uapi_version(), uint32_t{DRM_RBLN_UAPI_VERSION});
+}
+
+// The facts file: an ABI mismatch names the library path and both versions.
+TEST(Abi, MismatchNamesTheLibraryFileAndBothVersions)
+{
+	std::string m = rbln::detail::abi_mismatch_message("/usr/lib/x86_64-linux-gnu/librbln_devmgr.so.0.3",
+							    13, "/dev/rbln1", "0.2.0", 12, 9);
+	EXPECT_NE(m.find("RBLN ABI mismatch: /usr/lib/x86_64-linux-gnu/librbln_devmgr.so.0.3 was built "
+			 "against interface 13"), std::string::npos) << m;
+	EXPECT_NE(m.find("/dev/rbln1 is driven by rbln.ko 0.2.0"), std::string::npos) << m;
+	EXPECT_NE(m.find("implements interface 12 and accepts consumers built against 9..12"),
+		  std::string::npos) << m;
+	EXPECT_NE(m.find("RBLN_SKIP_ABI_CHECK=1"), std::string::npos) << m;
+	// Linked statically here, so the loaded file is this test program: a path, never empty.
+	EXPECT_EQ(rbln::detail::library_path().front(), '/');
+}
+
+// The DRM fdinfo keys of an rbln file (kernel/rbln_usage.c and the DRM core).
+TEST(Fdinfo, ReadsTheClientAndEachEnginesBusyTime)
+{
+	std::istringstream rbln("pos:\t0\nflags:\t02100002\nmnt_id:\t25\nino:\t10\n"
+				"drm-driver:\trbln\ndrm-client-id:\t42\ndrm-total-memory:\t8 KiB\n"
+				"drm-engine-neural_dma:\t0 ns\ndrm-engine-task_dma:\t15 ns\n"
+				"drm-engine-device_hdma:\t0 ns\ndrm-engine-external_hdma:\t123456789 ns\n");
+	auto f = rbln::detail::parse_fdinfo(rbln);
+	ASSERT_TRUE(f);
+	EXPECT_EQ(f->client_id, 42u);
+	EXPECT_EQ(f->engine_busy_ns[1], 15u);
+	EXPECT_EQ(f->engine_busy_ns[3], 123456789u);
+
+	std::istringstream other("drm-driver:\tamdgpu\ndrm-client-id:\t7\ndrm-engine-gfx:\t10 ns\n");
+	EXPECT_FALSE(rbln::detail::parse_fdinfo(other)) << "another driver's file";
+	std::istringstream plain("pos:\t0\nflags:\t02\n");
+	EXPECT_FALSE(rbln::detail::parse_fdinfo(plain)) << "not a DRM file";
+	std::istringstream old_kernel("drm-driver:\trbln\ndrm-client-id:\t3\n");
+	auto o = rbln::detail::parse_fdinfo(old_kernel);
+	ASSERT_TRUE(o);
+	EXPECT_FALSE(o->engine_busy_ns[0]) << "no engine keys: unknown, not zero";
 }

@@ -1,4 +1,8 @@
 // rbln-smi's command line and units, without a device.
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
 #include <gtest/gtest.h>
 
 #include "options.hpp"
@@ -52,7 +56,7 @@ TEST(SmiOptions, ValidCommandLines)
 
 TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
-	const char *const commands = "(commands: events, dmon, topo, diagnose, triage, selftest, reset; ";
+	const char *const commands = "(commands: events, dmon, pmon, topo, diagnose, triage, selftest, reset; ";
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, std::string("unexpected '--bogus' ") + commands + "see rbln-smi --help)"},
 		{{"frobnicate"}, std::string("unexpected 'frobnicate' ") + commands + "see rbln-smi --help)"},
@@ -64,7 +68,7 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 		{{"-i"}, "--id: 1 required LIST missing (see rbln-smi --help)"},
 		{{"--query", "npu,colour"}, "--query: colour not in {npu,name,uuid,pci.bus_id,status,"
 					    "temperature,power,pstate,memory.used,memory.total,utilization,"
-					    "driver_version} (see rbln-smi --help)"},
+					    "driver_version,timestamp} (see rbln-smi --help)"},
 		{{"--query", "npu", "--format", "xml"},
 		 "--format: 'xml' is not a format option (valid: csv, noheader, nounits, comma-separated, "
 		 "e.g. csv,noheader,nounits) (see rbln-smi --help)"},
@@ -136,7 +140,7 @@ TEST(SmiOptions, VendorJsonFormat)
 
 TEST(SmiOptions, EveryCommandHasItsHelp)
 {
-	for (const char *cmd : {"events", "dmon", "topo", "diagnose", "triage", "selftest", "reset"}) {
+	for (const char *cmd : {"events", "dmon", "pmon", "topo", "diagnose", "triage", "selftest", "reset"}) {
 		auto o = parse_options({cmd, "--help"}).options;
 		ASSERT_TRUE(o) << cmd;
 		EXPECT_EQ(o->command, Command::help);
@@ -221,4 +225,95 @@ TEST(SmiCsv, HelpNamesTheUnits)
 	for (const char *s : {"temperature [C]", "power [W]", "memory.used [B]", "utilization [%]",
 			      "nounits"})
 		EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
+}
+
+// nvidia-smi's loop in milliseconds, spelled as its users type it.
+TEST(SmiOptions, LoopInMilliseconds)
+{
+	for (auto args : {std::vector<std::string>{"-lms", "250"}, {"-lms=250"}, {"--loop-ms", "250"}}) {
+		auto r = parse_options(args);
+		ASSERT_TRUE(r.options) << args[0] << ": " << r.error;
+		ASSERT_TRUE(r.options->loop_seconds);
+		EXPECT_DOUBLE_EQ(*r.options->loop_seconds, 0.25);
+	}
+	auto r = parse_options({"--query", "timestamp,npu", "-lms", "100"});
+	ASSERT_TRUE(r.options) << r.error;
+	EXPECT_EQ(r.options->command, Command::query);
+
+	r = parse_options({"-lms", "0"});
+	EXPECT_NE(r.error.find("--loop-ms: Value 0 not in range 1 to 86400000"), std::string::npos) << r.error;
+	r = parse_options({"-lms", "1.5"});
+	EXPECT_FALSE(r.options);
+	EXPECT_NE(r.error.find("1.5"), std::string::npos) << r.error;
+	r = parse_options({"-l", "1", "-lms", "100"});
+	EXPECT_NE(r.error.find("--loop excludes --loop-ms"), std::string::npos) << r.error;
+}
+
+TEST(SmiOptions, DmonDateAndTimeColumns)
+{
+	auto o = parse_options({"dmon", "-o", "DT", "--count", "1"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_TRUE(o->dmon_date);
+	EXPECT_TRUE(o->dmon_time);
+	o = parse_options({"dmon", "-o", "T"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_FALSE(o->dmon_date);
+	EXPECT_TRUE(o->dmon_time);
+	auto r = parse_options({"dmon", "-o", "X"});
+	EXPECT_NE(r.error.find("X not in {D,T,DT,TD}"), std::string::npos) << r.error;
+}
+
+namespace {
+
+// 2026-12-01 16:34:05.042 UTC, read in UTC.
+Snapshot timed_snapshot()
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	Snapshot snap = csv_snapshot("RBLN-CA12");
+	snap.taken = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796142845042));
+	return snap;
+}
+
+} // namespace
+
+TEST(SmiTimestamps, QueryFieldDmonColumnsAndText)
+{
+	Snapshot snap = timed_snapshot();
+	EXPECT_EQ(timestamp_text(snap.taken), "2026/12/01 16:34:05.042");
+	EXPECT_EQ(render_csv(snap, {"timestamp", "npu"}, {.header = false}), "2026/12/01 16:34:05.042, 1\n");
+	EXPECT_EQ(render_dmon(snap, true, {.date = true, .time = true}),
+		  "#     Date     Time npu  temp  power pstate  util  mem_used mem_total status\n"
+		  "# YYYYMMDD HH:MM:SS idx     C      W           %       MiB       MiB\n"
+		  "  20261201 16:34:05   1    41   18.0    P14     7         3        64 \n");
+	EXPECT_EQ(render_dmon(snap, false), "    1    41   18.0    P14     7         3        64 \n")
+		<< "without -o the columns are as before";
+}
+
+#include "pmon.hpp"
+
+// pmon's busy share: busy time gained over the time between two samples.
+TEST(SmiPmon, BusyShareBetweenSamples)
+{
+	using namespace std::chrono_literals;
+	PmonSampler sampler;
+	const auto t0 = std::chrono::steady_clock::time_point(10s);
+	rbln::ProcessUsage u{1, 4242, "python3", 9, 16ull << 20, false,
+			     std::array<uint64_t, 4>{0, 0, 0, 1'000'000'000}};
+	auto first = sampler.sample({u}, t0);
+	ASSERT_EQ(first.size(), 1u);
+	EXPECT_FALSE(first[0].busy_percent) << "one sample has no interval";
+	u.engine_busy_ns = std::array<uint64_t, 4>{500'000'000, 0, 0, 1'250'000'000};
+	auto second = sampler.sample({u}, t0 + 1s);
+	ASSERT_TRUE(second[0].busy_percent);
+	EXPECT_EQ(*second[0].busy_percent, (std::array<unsigned, 4>{50, 0, 0, 25}));
+	EXPECT_EQ(render_pmon(second, true),
+		  "# npu      pid  ndma  tdma dhdma ehdma   mem command\n"
+		  "# idx        #     %     %     %     %   MiB\n"
+		  "    1     4242    50     0     0    25    16 python3\n");
+
+	rbln::ProcessUsage no_fdinfo{0, 77, "old", 3, 0, false, std::nullopt};
+	EXPECT_EQ(render_pmon(sampler.sample({no_fdinfo}, t0 + 2s), false),
+		  "    0       77     -     -     -     -     0 old\n");
+	EXPECT_EQ(render_pmon({}, false), "    -        -     -     -     -     -     - -\n");
 }

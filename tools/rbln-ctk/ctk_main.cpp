@@ -195,7 +195,8 @@ std::string read_line(const std::string &path)
 
 int info(bool as_json)
 {
-	json out;
+	json out;	// --json: docs/rbln-ctk-info.schema.json
+	out["schema_version"] = 1;
 	out["rbln_ctk_version"] = RBLN_CTK_VERSION;
 	std::string driver = read_line("/sys/module/rbln/version");
 	out["driver_version"] = driver.empty() ? json(nullptr) : json(driver);

@@ -13,6 +13,7 @@
 
 #include "diagnose.hpp"
 #include "options.hpp"
+#include "pmon.hpp"
 #include "selftest.hpp"
 #include "triage.hpp"
 #include "rbln/enumerate.hpp"
@@ -31,6 +32,14 @@ int exit_code(const rbln::Error &e)
 	return int(rbln::exit_code(e.code()));
 }
 
+// The interval between two samples, cut short by Ctrl-C or SIGTERM.
+void wait_interval(double seconds)
+{
+	auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+	while (!g_stop && std::chrono::steady_clock::now() < until)
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 int show(const Options &o)
 {
 	do {
@@ -43,6 +52,8 @@ int show(const Options &o)
 			fmt::print("{}", render_vendor_json(snap));
 		else if (o.json)
 			fmt::print("{}", render_json(snap));
+		else if (o.loop_seconds)	// each table under the time it was read, as nvidia-smi -l
+			fmt::print("{}\n{}", timestamp_text(snap.taken), render_table(snap, o.full));
 		else
 			fmt::print("{}", render_table(snap, o.full));
 		std::fflush(stdout);
@@ -52,10 +63,7 @@ int show(const Options &o)
 		}
 		if (!o.loop_seconds)
 			break;
-		auto until = std::chrono::steady_clock::now() +
-			     std::chrono::duration<double>(*o.loop_seconds);
-		while (!g_stop && std::chrono::steady_clock::now() < until)
-			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		wait_interval(*o.loop_seconds);
 	} while (!g_stop);
 	return kOk;
 }
@@ -147,8 +155,8 @@ int selftest(const Options &o)
 		else
 			fmt::print("NPU {} {}: {} ({})\n", r.npu, r.name, r.passed ? "PASS" : "FAIL", r.detail);
 	}
-	if (o.json)
-		fmt::print("{}\n", j.dump(2));
+	if (o.json)	// docs/rbln-smi-selftest.schema.json
+		fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"results", j}}.dump(2));
 	else if (results.empty())
 		fmt::print(stderr, "rbln-smi: no NPU to test{}\n",
 			   rbln::driver_loaded() ? "" : ": the rbln driver is not loaded");
@@ -171,13 +179,33 @@ int reset(const Options &o)
 int dmon(const Options &o)
 {
 	for (unsigned i = 0; !g_stop && (!o.count || i < *o.count); i++) {
-		if (i) {
-			auto until = std::chrono::steady_clock::now() +
-				     std::chrono::duration<double>(o.delay_seconds);
-			while (!g_stop && std::chrono::steady_clock::now() < until)
-				std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		if (i)
+			wait_interval(o.delay_seconds);
+		fmt::print("{}", render_dmon(take_snapshot(o.ids, false), i % 20 == 0,
+					     {o.dmon_date, o.dmon_time}));
+		std::fflush(stdout);
+	}
+	return kOk;
+}
+
+int pmon(const Options &o)
+{
+	PmonSampler sampler;
+	for (unsigned i = 0; !g_stop && (!o.count || i < *o.count); i++) {
+		if (i)
+			wait_interval(o.delay_seconds);
+		std::vector<rbln::ProcessUsage> usage;
+		for (const auto &d : take_snapshot(o.ids, false).devices) {
+			try {
+				auto more = rbln::process_usage(d.npu);
+				usage.insert(usage.end(), more.begin(), more.end());
+			} catch (const rbln::Error &e) {
+				if (e.code() != rbln::Errc::no_device)	// removed meanwhile: not shown
+					throw;
+			}
 		}
-		fmt::print("{}", render_dmon(take_snapshot(o.ids, false), i % 20 == 0));
+		fmt::print("{}", render_pmon(sampler.sample(usage, std::chrono::steady_clock::now()),
+					     i % 20 == 0));
 		std::fflush(stdout);
 	}
 	return kOk;
@@ -187,8 +215,8 @@ int triage_command(const Options &o)
 {
 	TriageVerdict v = triage(o.message);
 	if (o.json)
-		fmt::print("{}\n", nlohmann::json{{"layer", v.layer}, {"check", v.check},
-						  {"matched", v.matched}}.dump());
+		fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"layer", v.layer},	// docs/rbln-smi-triage.schema.json
+						  {"check", v.check}, {"matched", v.matched}}.dump());
 	else
 		fmt::print("layer: {}\ncheck first: {}\n", v.layer, v.check);
 	return kOk;
@@ -209,7 +237,9 @@ int events(const Options &o)
 			continue;
 		seen++;
 		if (o.json) {
-			nlohmann::json j = {{"event", rbln::to_string(ev->type)}, {"npu", ev->device}};
+			// One JSON document per line: docs/rbln-smi-events.schema.json
+			nlohmann::json j = {{"schema_version", 1}, {"event", rbln::to_string(ev->type)},
+					    {"npu", ev->device}};
 			if (ev->chiplet) j["chiplet"] = *ev->chiplet;
 			if (ev->engine) j["engine"] = *ev->engine;
 			if (ev->pid) j["pid"] = *ev->pid;
@@ -266,6 +296,8 @@ int main(int argc, char **argv)
 			return reset(o);
 		case Command::dmon:
 			return dmon(o);
+		case Command::pmon:
+			return pmon(o);
 		case Command::topo:
 			fmt::print("{}", render_topo(take_snapshot(o.ids, false)));
 			return kOk;

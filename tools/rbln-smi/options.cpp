@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -13,7 +14,7 @@ const std::vector<std::string> &query_field_names()
 {
 	static const std::vector<std::string> names = {
 		"npu", "name", "uuid", "pci.bus_id", "status", "temperature", "power", "pstate",
-		"memory.used", "memory.total", "utilization", "driver_version",
+		"memory.used", "memory.total", "utilization", "driver_version", "timestamp",
 	};
 	return names;
 }
@@ -25,6 +26,17 @@ std::string query_field_unit(const std::string &field)
 	if (field == "memory.used" || field == "memory.total") return "B";
 	if (field == "utilization") return "%";
 	return "";
+}
+
+std::string timestamp_text(std::chrono::system_clock::time_point t)
+{
+	const time_t secs = std::chrono::system_clock::to_time_t(t);
+	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+	struct tm local {};
+	localtime_r(&secs, &local);
+	char text[32];
+	std::strftime(text, sizeof(text), "%Y/%m/%d %H:%M:%S", &local);
+	return fmt::format("{}.{:03}", text, ms);
 }
 
 std::string query_field_header(const std::string &field)
@@ -140,9 +152,18 @@ void build(CLI::App &app, Options &o, std::string &format)
 				->needs(query);
 	auto *loop = app.add_option_function<double>(
 				"-l,--loop", [&o](const double &s) { o.loop_seconds = s; },
-				"repeat every SECONDS until interrupted")
+				"repeat every SECONDS until interrupted, each time under the time "
+				"it was read (the table) or with the timestamp field (--query)")
 			     ->check(seconds_up_to(86400))
 			     ->type_name("SECONDS");
+	// nvidia-smi spells it -lms; parse_options turns that into --loop-ms.
+	auto *loop_ms = app.add_option_function<unsigned>(
+				   "--loop-ms", [&o](const unsigned &ms) { o.loop_seconds = ms / 1000.0; },
+				   "-lms MS: as -l, every MS milliseconds")
+				->check(kWholeNumber)
+				->check(CLI::Range(1u, 86400000u).description("1..86400000"))
+				->type_name("MS")
+				->excludes(loop);
 	auto *json_format = app.add_option_function<std::string>(
 				       "--json-format",
 				       [&o](const std::string &f) { o.json = true, o.vendor_json = f == "vendor"; },
@@ -157,9 +178,9 @@ void build(CLI::App &app, Options &o, std::string &format)
 	auto *reclaim = app.add_flag_callback("--reclaim", [&o] { o.command = Command::reclaim; },
 					      "reclaim stale clients (their process exited but the file "
 					      "lives on): root any, others their own; with -i");
-	for (auto *other : {full, ids, json, json_format, query, fmt_opt, loop, reclaim})
+	for (auto *other : {full, ids, json, json_format, query, fmt_opt, loop, loop_ms, reclaim})
 		groups->excludes(other);
-	for (auto *other : {full, json, json_format, query, fmt_opt, loop})
+	for (auto *other : {full, json, json_format, query, fmt_opt, loop, loop_ms})
 		reclaim->excludes(other);
 	full->excludes(query);
 
@@ -181,6 +202,26 @@ void build(CLI::App &app, Options &o, std::string &format)
 		->check(seconds_up_to(3600))
 		->type_name("SECONDS");
 	add_count(*dmon, o, "stop after N samples");
+	dmon->add_option_function<std::string>(
+		     "-o,--options",
+		     [&o](const std::string &v) {
+			     for (char c : v)
+				     (c == 'D' ? o.dmon_date : o.dmon_time) = true;
+		     },
+		     "leading columns, as nvidia-smi dmon: D the date (YYYYMMDD), T the time "
+		     "(HH:MM:SS), or DT")
+		->check(CLI::IsMember({"D", "T", "DT", "TD"}))
+		->type_name("D|T|DT");
+
+	auto *pmon = app.add_subcommand("pmon", "per process: each engine's busy share over the "
+						"last -d SECONDS and its device memory (MiB), --count N times; "
+						"as root every process, else your own");
+	pmon->callback([&o] { o.command = Command::pmon; });
+	add_ids(*pmon, o);
+	pmon->add_option("-d,--delay", o.delay_seconds, "interval in seconds (default 1)")
+		->check(seconds_up_to(3600))
+		->type_name("SECONDS");
+	add_count(*pmon, o, "stop after N samples");
 
 	auto *topo = app.add_subcommand("topo", "chiplets of each NPU and how they connect "
 						"(die-to-die links, the host link through chiplet 0)");
@@ -230,7 +271,10 @@ ParseResult parse_options(const std::vector<std::string> &args)
 	CLI::App app("Shows the RBLN NPUs of this host, their processes, and acts on them.",
 		     "rbln-smi");
 	build(app, o, format);
-	std::vector<std::string> reversed(args.rbegin(), args.rend());
+	std::vector<std::string> reversed;
+	for (auto it = args.rbegin(); it != args.rend(); ++it)	// nvidia-smi's -lms N / -lms=N
+		reversed.push_back(*it == "-lms" ? "--loop-ms"
+				   : it->starts_with("-lms=") ? "--loop-ms=" + it->substr(5) : *it);
 	try {
 		app.parse(reversed);
 	} catch (const CLI::CallForHelp &) {
@@ -243,7 +287,7 @@ ParseResult parse_options(const std::vector<std::string> &args)
 					    : " " + app.get_subcommands()[0]->get_name();
 		if (dynamic_cast<const CLI::ExtrasError *>(&e))
 			return {std::nullopt,
-				fmt::format("unexpected '{}' (commands: events, dmon, topo, diagnose, "
+				fmt::format("unexpected '{}' (commands: events, dmon, pmon, topo, diagnose, "
 					    "triage, selftest, reset; see rbln-smi{} --help)",
 					    fmt::join(app.remaining(true), " "),
 					    where)};

@@ -2,6 +2,7 @@
 // every error message is unit-tested on the host.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@ struct CsvFormat {
 	bool units = true;	// a value's unit after it: "41 C"
 };
 
-enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, topo, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, pmon, topo, help, version };
 
 struct Options {
 	Command command = Command::show;
@@ -40,9 +41,10 @@ struct Options {
 	bool csv = false;			// --format csv, or --query without -j
 	CsvFormat csv_format;
 	bool force = false;			// reset --force
-	std::optional<double> loop_seconds;	// -l
+	std::optional<double> loop_seconds;	// -l SECONDS, or -lms MS / 1000
 	std::optional<unsigned> count;		// events/dmon --count
 	double delay_seconds = 1;		// dmon -d
+	bool dmon_date = false, dmon_time = false;	// dmon -o D / T: leading columns
 	std::optional<unsigned> timeout_seconds;	// events --timeout
 	std::vector<std::string> diff;		// diagnose --diff A B
 	std::string message;			// triage "<error text>"
@@ -58,6 +60,9 @@ ParseResult parse_options(const std::vector<std::string> &args);
 
 // The fields --query accepts, in help order.
 const std::vector<std::string> &query_field_names();
+// "2026/12/01 16:34:00.123", the local time as nvidia-smi's timestamp field
+// and the loop's header show it.
+std::string timestamp_text(std::chrono::system_clock::time_point t);
 // A field's unit in CSV ("C", "W", "B", "%"), or "" for none.
 std::string query_field_unit(const std::string &field);
 // "temperature [C]": a field as the CSV header and --help name it.

@@ -1,6 +1,7 @@
 // What rbln-smi shows, collected once per refresh through libdevmgr.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@ struct ContextSnapshot {
 };
 
 struct Snapshot {
+	std::chrono::system_clock::time_point taken = std::chrono::system_clock::now();
 	std::string driver_version;
 	std::vector<DeviceSnapshot> devices;
 	std::vector<ContextSnapshot> contexts;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -213,14 +215,31 @@ std::string render_vendor_json(const Snapshot &snap)
 	return doc.dump(2) + "\n";
 }
 
-std::string render_dmon(const Snapshot &snap, bool header)
+std::string render_dmon(const Snapshot &snap, bool header, DmonColumns columns)
 {
+	// The optional leading columns, as nvidia-smi dmon -o D/T prints them.
+	std::string names, units, lead;
+	const time_t secs = std::chrono::system_clock::to_time_t(snap.taken);
+	struct tm local {};
+	localtime_r(&secs, &local);
+	char text[16];
+	if (columns.date) {
+		names += "    Date ", units += "YYYYMMDD ";
+		std::strftime(text, sizeof(text), "%Y%m%d", &local);
+		lead += fmt::format("{:>8} ", text);
+	}
+	if (columns.time) {
+		names += "    Time ", units += "HH:MM:SS ";
+		std::strftime(text, sizeof(text), "%H:%M:%S", &local);
+		lead += fmt::format("{:>8} ", text);
+	}
 	std::string out;
 	if (header)
-		out += "# npu  temp  power pstate  util  mem_used mem_total status\n"
-		       "# idx     C      W           %       MiB       MiB\n";
+		out += fmt::format("# {}npu  temp  power pstate  util  mem_used mem_total status\n"
+				   "# {}idx     C      W           %       MiB       MiB\n",
+				   names, units);
 	for (const auto &d : snap.devices)
-		out += fmt::format("{:>5} {:>5} {:>6.1f} {:>6} {:>5} {:>9} {:>9} {}\n", d.npu.index,
+		out += fmt::format("  {}{:>3} {:>5} {:>6.1f} {:>6} {:>5} {:>9} {:>9} {}\n", lead, d.npu.index,
 				   d.temperature_c, d.power_w, d.pstate, d.utilization, d.memory_used >> 20,
 				   d.npu.memory_total >> 20, d.npu.status);
 	return out;
@@ -253,6 +272,7 @@ std::string render_topo(const Snapshot &snap)
 static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
 {
 	if (f == "npu") return d.npu.index;
+	if (f == "timestamp") return timestamp_text(snap.taken);
 	if (f == "name") return d.npu.name;
 	if (f == "uuid") return d.npu.uuid;
 	if (f == "pci.bus_id") return d.npu.pci_bus_id;
@@ -315,7 +335,8 @@ std::string render_query_json(const Snapshot &snap, const std::vector<std::strin
 			row[f] = field_value(snap, d, f);
 		devices.push_back(row);
 	}
-	return devices.dump(2) + "\n";
+	// docs/rbln-smi-query.schema.json
+	return nlohmann::json{{"schema_version", 1}, {"fields", fields}, {"devices", devices}}.dump(2) + "\n";
 }
 
 } // namespace rbln::smi

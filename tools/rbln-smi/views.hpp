@@ -22,8 +22,12 @@ std::string render_csv(const Snapshot &snap, const std::vector<std::string> &fie
 // --query -j: an array with one object of those fields per NPU, typed.
 std::string render_query_json(const Snapshot &snap, const std::vector<std::string> &fields);
 
-// dmon: a header (with @header) and one line per NPU.
-std::string render_dmon(const Snapshot &snap, bool header);
+// dmon: a header (with @header) and one line per NPU, after the date and/or
+// time of the snapshot when asked (dmon -o D/T).
+struct DmonColumns {
+	bool date = false, time = false;
+};
+std::string render_dmon(const Snapshot &snap, bool header, DmonColumns columns = {});
 // topo: the chiplet link matrix of each NPU.
 std::string render_topo(const Snapshot &snap);
 

@@ -114,12 +114,23 @@ typedef struct rbln_memory_usage {
 #endif
 } rbln_memory_usage;
 
+/*
+ * One copy of a job.  An array of them: the caller sets copies[0].struct_size,
+ * the element size, and every element's struct_size to the same value.
+ * (Callers linked before struct_size existed, against RBLN_DEVMGR_0's
+ * rbln_submit/rbln_submit_after/rbln_submit_batch, keep their 40-byte
+ * element without it: those symbol versions stay.)
+ */
 typedef struct rbln_copy {
+	size_t struct_size;		/* in: sizeof(rbln_copy) */
 	const rbln_buffer *src;
 	const rbln_buffer *dst;
 	uint64_t src_offset;
 	uint64_t dst_offset;
 	uint64_t size;
+#ifdef RBLN_DEVMGR_ABI_TEST_GROWTH
+	uint64_t grown;
+#endif
 } rbln_copy;
 
 /* The library's version, "MAJOR.MINOR.PATCH" (the project version).  These three: any thread. */
@@ -240,9 +251,23 @@ typedef struct rbln_npu_info {
 
 /* NPUs on this host in PCI bus order; info is the i-th of them, as this call
  * enumerates again (an NPU added or removed in between shifts them: use
- * rbln_npu_find by uuid for a stable name).  Past the end: RBLN_ERR_NO_DEVICE. */
+ * rbln_npu_list for a snapshot, or rbln_npu_find by uuid for a stable name).
+ * Past the end: RBLN_ERR_NO_DEVICE.  Any thread. */
 RBLN_API rbln_status rbln_npu_count(size_t *count);
 RBLN_API rbln_status rbln_npu_get(size_t i, rbln_npu_info *info);
+
+/*
+ * A snapshot of the NPUs on this host, taken once: its count and entries stay
+ * as they were, whatever is plugged in or out afterwards, until it is freed.
+ * An entry's NPU may since have gone: opening it then fails with
+ * RBLN_ERR_NO_DEVICE.  Any thread may read a list; free it once.
+ */
+typedef struct rbln_npu_list rbln_npu_list;
+RBLN_API rbln_status rbln_npu_list_take(rbln_npu_list **out);
+RBLN_API size_t rbln_npu_list_count(const rbln_npu_list *list);
+/* Past the end: RBLN_ERR_NO_DEVICE. */
+RBLN_API rbln_status rbln_npu_list_get(const rbln_npu_list *list, size_t i, rbln_npu_info *info);
+RBLN_API void rbln_npu_list_free(rbln_npu_list *list);
 
 /*
  * Logical devices of this process (RBLN_VISIBLE_DEVICES, RBLN_NPUS_PER_DEVICE,

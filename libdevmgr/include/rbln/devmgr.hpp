@@ -16,6 +16,8 @@
 // API's rbln_status) and whose what() names the device, size and cause.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,16 +31,16 @@
 
 #include "devmgr.h"
 
-namespace rbln::detail {
+RBLN_CXX_ABI_BEGIN namespace detail {
 // internal: declared before the exported part so they stay hidden
 struct DeviceState;
 struct JobState;
 class Submission;
-}
+} RBLN_CXX_ABI_END
 
 // The C++ API is exported (the library builds with -fvisibility=hidden).
 #pragma GCC visibility push(default)
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 enum class Errc : int {
 	ok = RBLN_OK,
@@ -174,9 +176,11 @@ public:
 	int export_fd() const;
 
 private:
+	// Internal, so not exported: only the library constructs and frees buffers.
 	friend class Device;
-	Buffer(std::shared_ptr<detail::DeviceState> dev, uint32_t handle, bool host);
-	void reset() noexcept;	// unmap and free
+	__attribute__((visibility("hidden"))) Buffer(std::shared_ptr<detail::DeviceState> dev,
+						     uint32_t handle, bool host);
+	__attribute__((visibility("hidden"))) void reset() noexcept; // unmap and free
 	std::shared_ptr<detail::DeviceState> dev_;
 	uint32_t handle_ = 0;
 	uint64_t size_ = 0, device_address_ = 0, mmap_offset_ = 0;
@@ -336,5 +340,5 @@ private:
 	std::vector<Device> devices_;
 };
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln
 #pragma GCC visibility pop

@@ -3,6 +3,8 @@
 // and watching them come and go.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,7 +14,7 @@
 #include "grouping.hpp"
 
 #pragma GCC visibility push(default)
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 struct NpuInfo {
 	unsigned index;			// N of /dev/rblnN, the NPU column of rbln-smi
@@ -64,10 +66,14 @@ struct NpuEvent {
 	std::string status;		// RBLN_STATUS of a change, if any
 };
 
-// Add/remove/change events of rbln NPUs, from udev.
+// Add/remove/change events of rbln NPUs: udevd's, once its rules have run,
+// when udevd runs; else the kernel's own uevents (minimal hosts, containers),
+// so a long-lived process sees NPUs come and go either way.
 class NpuMonitor {
 public:
 	NpuMonitor();
+	// Whether events come from the kernel directly (no udevd running).
+	bool from_kernel() const;
 	~NpuMonitor();
 	NpuMonitor(const NpuMonitor &) = delete;
 	NpuMonitor &operator=(const NpuMonitor &) = delete;
@@ -79,5 +85,5 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln
 #pragma GCC visibility pop

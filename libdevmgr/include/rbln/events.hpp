@@ -3,6 +3,8 @@
 // added and removed, acquisitions, reclaims, engine resets, faults.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -10,7 +12,7 @@
 #include <string>
 
 #pragma GCC visibility push(default)
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 struct DriverEvent {
 	enum class Type : uint32_t {	// enum rbln_genl_event
@@ -50,5 +52,5 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln
 #pragma GCC visibility pop

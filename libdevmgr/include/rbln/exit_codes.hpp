@@ -3,12 +3,14 @@
 // that a script sees the same number for the same failure whichever tool ran.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <string>
 #include <system_error>
 
 #include "devmgr.hpp"
 
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 enum class ExitCode : int {
 	ok = 0,
@@ -84,4 +86,4 @@ inline std::string exit_codes_help()
 	return text;
 }
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln

@@ -3,6 +3,10 @@
 // rbln (or one polling many NPUs) needs no sysfs layout of its own.
 #pragma once
 
+#include "abi_namespace.hpp"
+
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +14,7 @@
 #include "enumerate.hpp"
 
 #pragma GCC visibility push(default)
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 // Monotonic since the device appeared (docs/sysfs.md); 0 from a driver
 // without the attribute.
@@ -47,5 +51,22 @@ std::string driver_version();
 NpuFigures npu_figures(const NpuInfo &npu);
 std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu);
 
-} // namespace rbln
+// A process with an open file of an NPU (rbln-smi pmon).
+struct ProcessUsage {
+	unsigned npu;
+	unsigned pid;			// a holder of the file (its creator where fdinfo is not readable)
+	std::string command;
+	uint64_t client_id;
+	uint64_t device_memory;		// bytes placed for the file's buffers
+	bool stale;			// its creator exited, the file lives on
+	// Busy time of the file's jobs per engine (enum rbln_engine), from
+	// fdinfo; unset where the kernel has no DRM fdinfo or it is not readable.
+	std::optional<std::array<uint64_t, 4>> engine_busy_ns;
+};
+// The files of @npu and the processes holding them: as root every process,
+// else this user's (the driver lists only those).  Opens the NPU, and leaves
+// its own file out.
+std::vector<ProcessUsage> process_usage(const NpuInfo &npu);
+
+RBLN_CXX_ABI_END // namespace rbln
 #pragma GCC visibility pop

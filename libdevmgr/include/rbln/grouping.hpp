@@ -20,6 +20,8 @@
 // throws, for the query functions runtimes expose.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +29,7 @@
 #include "devmgr.hpp"
 
 #pragma GCC visibility push(default)
-namespace rbln {
+RBLN_CXX_ABI_BEGIN
 
 struct PhysicalNpu {
 	unsigned index;		// host NPU number (N of /dev/rblnN)
@@ -70,5 +72,5 @@ Plan plan_or_warning(const std::vector<PhysicalNpu> &host, const GroupingEnv &en
 // "Logical Device | Physical NPU IDs | Status" table of a plan.
 std::string format_plan(const Plan &plan);
 
-} // namespace rbln
+RBLN_CXX_ABI_END // namespace rbln
 #pragma GCC visibility pop

@@ -10,6 +10,8 @@
 // Files appear atomically: written under a temporary name, then renamed.
 #pragma once
 
+#include "abi_namespace.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,7 +20,7 @@
 
 #pragma GCC visibility push(default)
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 // A switch value as RBLN_PROFILER takes it: 1/ON/TRUE/YES (any case) is on,
 // 0/OFF/FALSE/NO or empty off; anything else is nullopt.
@@ -113,6 +115,6 @@ void write_file_atomically(const std::string &path, std::string_view bytes);
 // "rbln_{YYYYMMDD}_{HHMMSS}" of the local time @realtime_ns.
 std::string file_stem(uint64_t realtime_ns);
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile
 
 #pragma GCC visibility pop

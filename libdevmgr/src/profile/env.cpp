@@ -5,7 +5,7 @@
 
 #include "rbln/profile.hpp"
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 std::optional<bool> parse_switch(std::string_view value)
 {
@@ -29,4 +29,4 @@ std::string label(unsigned instance, unsigned sequence, unsigned workload, std::
 	return l;
 }
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile

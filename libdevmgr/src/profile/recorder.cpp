@@ -23,7 +23,7 @@
 #include "rbln_drm.h"
 #include "recorder.h"
 
-namespace rbln::profile::detail {
+RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 std::atomic<bool> g_active{false};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
@@ -345,9 +345,9 @@ void device_closing(rbln::detail::DeviceState &dev)
 	r.devices.erase(&dev);
 }
 
-} // namespace rbln::profile::detail
+} RBLN_CXX_ABI_END // namespace rbln::profile::detail
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 using detail::recorder;
 
@@ -451,4 +451,4 @@ void write_file_atomically(const std::string &path, std::string_view bytes)
 	}
 }
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile

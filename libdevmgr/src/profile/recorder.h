@@ -3,16 +3,18 @@
 // device times of this process's jobs (DRM_IOCTL_RBLN_JOB_TIMES).
 #pragma once
 
+#include "rbln/abi_namespace.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-namespace rbln::detail {
+RBLN_CXX_ABI_BEGIN namespace detail {
 struct DeviceState;
-}
+} RBLN_CXX_ABI_END
 
-namespace rbln::profile::detail {
+RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 // Profiling is on (the environment or a Session): one relaxed load, the
 // whole cost of the profiler when it is off.
@@ -34,4 +36,4 @@ void device_closing(rbln::detail::DeviceState &dev);
 
 uint64_t monotonic_ns();
 
-} // namespace rbln::profile::detail
+} RBLN_CXX_ABI_END // namespace rbln::profile::detail

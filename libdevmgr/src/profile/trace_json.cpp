@@ -6,7 +6,7 @@
 
 #include "trace_layout.h"
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 using nlohmann::json;
 
@@ -74,4 +74,4 @@ std::string to_chrome_json(const Trace &trace)
 	return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile

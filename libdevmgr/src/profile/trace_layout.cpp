@@ -11,7 +11,7 @@
 #include "trace_layout.h"
 #include "rbln_drm.h"
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 std::string engine_track_name(unsigned engine)
 {
@@ -29,9 +29,9 @@ std::string engine_track_name(unsigned engine)
 	}
 }
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile
 
-namespace rbln::profile::detail {
+RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 // The seed's track order in a chiplet: Neural Engine Clusters, Neural DMA,
 // Task DMA, External HDMA, Device HDMA, Device Sync, General Compute Engine.
@@ -154,4 +154,4 @@ Layout layout(const Trace &trace)
 	return out;
 }
 
-} // namespace rbln::profile::detail
+} RBLN_CXX_ABI_END // namespace rbln::profile::detail

@@ -4,6 +4,8 @@
 // writers so that both show the same recording the same way.
 #pragma once
 
+#include "rbln/abi_namespace.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -11,7 +13,7 @@
 
 #include "rbln/profile.hpp"
 
-namespace rbln::profile::detail {
+RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 struct Track {
 	uint64_t uuid = 0, parent = 0;	// parent 0: top level
@@ -44,4 +46,4 @@ std::string status_name(int status);
 // The flow id of the arrow from job @from to job @to.
 inline uint64_t flow_id(uint64_t from, uint64_t to) { return (from << 32) ^ to ^ 0x9e3779b97f4a7c15ull; }
 
-} // namespace rbln::profile::detail
+} RBLN_CXX_ABI_END // namespace rbln::profile::detail

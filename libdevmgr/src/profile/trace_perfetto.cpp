@@ -7,7 +7,7 @@
 #include "perfetto_trace.pb.h"
 #include "trace_layout.h"
 
-namespace rbln::profile {
+RBLN_CXX_ABI_BEGIN namespace profile {
 
 namespace pb = rbln::trace;
 
@@ -135,4 +135,4 @@ std::string to_perfetto(const Trace &trace)
 	return out.SerializeAsString();
 }
 
-} // namespace rbln::profile
+} RBLN_CXX_ABI_END // namespace rbln::profile
