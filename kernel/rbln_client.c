@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -135,18 +136,45 @@ void rbln_client_unlist(struct rbln_client *client)
 	mutex_unlock(&client->rdev->clients_lock);
 }
 
-void rbln_client_close(struct drm_device *drm, struct drm_file *file)
+/* Its jobs drained: the rest of its close. */
+static void rbln_client_close_drained(struct rbln_client *client)
 {
-	struct rbln_client *client = file->driver_priv;
 	struct rbln_device *rdev = client->rdev;
 
-	rbln_client_drain_jobs(client);
 	rbln_client_entities_fini(client);
 	mutex_lock(&rdev->clients_lock);
 	rbln_client_drop_acquisition(client);
 	list_del_init(&client->link);	/* a failed open is never released */
 	mutex_unlock(&rdev->clients_lock);
 	rbln_client_put(client);
+}
+
+static void rbln_client_close_work(struct work_struct *work)
+{
+	struct rbln_client *client = container_of(work, struct rbln_client, close_work);
+	struct drm_device *drm = &client->rdev->drm;
+
+	rbln_client_drain_jobs(client);
+	rbln_client_close_drained(client);
+	drm_dev_put(drm);
+}
+
+/*
+ * The file's last close.  A killed closer is not kept for its jobs (a hung
+ * engine's job lasts until the timeout): they finish in a work item, which
+ * holds the device until then; module unload waits for it (rbln_jobs_fini).
+ */
+void rbln_client_close(struct drm_device *drm, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+
+	if (!rbln_client_drain_jobs_killable(client)) {
+		rbln_client_close_drained(client);
+		return;
+	}
+	drm_dev_get(drm);
+	INIT_WORK(&client->close_work, rbln_client_close_work);
+	rbln_jobs_queue_drain(&client->close_work);
 }
 
 bool rbln_client_revoked(struct rbln_client *client)
@@ -320,18 +348,16 @@ static void rbln_client_delete_handles(struct rbln_client *client)
 }
 
 /*
- * Revokes @victim, already marked revoked: no more jobs (the running ones
- * finish first), no acquisition, no memory, no handles.  Its file may start
- * closing meanwhile; its handle table is only touched while the client is
- * still listed, that is, before the DRM core frees that table.  Returns the
- * device memory freed.
+ * Revokes @victim, already marked revoked and its jobs drained: no
+ * acquisition, no memory, no handles.  Its file may start closing meanwhile;
+ * its handle table is only touched while the client is still listed, that
+ * is, before the DRM core frees that table.  Returns the device memory freed.
  */
-static u64 rbln_client_revoke(struct rbln_client *victim)
+static u64 rbln_client_revoke_drained(struct rbln_client *victim)
 {
 	struct rbln_device *rdev = victim->rdev;
 	u64 freed;
 
-	rbln_client_drain_jobs(victim);
 	freed = rbln_mem_revoke_client(rdev, victim->id);
 
 	mutex_lock(&rdev->clients_lock);
@@ -342,6 +368,49 @@ static u64 rbln_client_revoke(struct rbln_client *victim)
 	return freed;
 }
 
+static void rbln_client_revoked_report(struct rbln_client *victim, u64 freed)
+{
+	rbln_client_event(victim, RBLN_GENL_EVENT_RECLAIMED, freed);
+	drm_info(&victim->rdev->drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n",
+		 victim->id, pid_nr(victim->creator), victim->creator_comm, freed);
+}
+
+/* A revocation whose revoker was killed: finished here, with its reference. */
+static void rbln_client_revoke_work(struct work_struct *work)
+{
+	struct rbln_client *victim = container_of(work, struct rbln_client, revoke_work);
+	struct drm_device *drm = &victim->rdev->drm;
+
+	rbln_client_drain_jobs(victim);
+	rbln_client_revoked_report(victim, rbln_client_revoke_drained(victim));
+	rbln_client_put(victim);
+	drm_dev_put(drm);
+}
+
+static void rbln_client_revoke_later(struct rbln_client *victim)
+{
+	drm_dev_get(&victim->rdev->drm);
+	INIT_WORK(&victim->revoke_work, rbln_client_revoke_work);
+	rbln_jobs_queue_drain(&victim->revoke_work);
+}
+
+/*
+ * Revokes @victim, whose reference the caller gives: 0 and the bytes freed,
+ * or -EINTR when the caller was killed while its jobs drained; a work item
+ * finishes the revocation then.
+ */
+static int rbln_client_revoke(struct rbln_client *victim, u64 *freed)
+{
+	if (rbln_client_drain_jobs_killable(victim)) {
+		rbln_client_revoke_later(victim);
+		return -EINTR;
+	}
+	*freed = rbln_client_revoke_drained(victim);
+	rbln_client_revoked_report(victim, *freed);
+	rbln_client_put(victim);
+	return 0;
+}
+
 int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_device *rdev = to_rbln_device(drm);
@@ -349,13 +418,16 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 	struct drm_rbln_reclaim *args = data;
 	bool force = args->flags & DRM_RBLN_RECLAIM_FORCE;
 	bool admin = capable(CAP_SYS_ADMIN);
-	int ret = 0;
+	int ret = 0, idx;
 
 	if (args->flags & ~DRM_RBLN_RECLAIM_FORCE || args->reserved)
 		return -EINVAL;
 	if (force && !admin)
 		return -EPERM;
 
+	/* The choice is made on a present device; the drain is not removal's to wait for. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	mutex_lock(&rdev->clients_lock);
 	list_for_each_entry(client, &rdev->clients, link)
 		if (client->id == args->client_id &&
@@ -376,16 +448,12 @@ int rbln_ioctl_reclaim(struct drm_device *drm, void *data, struct drm_file *file
 		kref_get(&victim->ref);		/* it may close while we revoke */
 	}
 	mutex_unlock(&rdev->clients_lock);
+	drm_dev_exit(idx);
 	if (ret)
 		return ret;
 
 	rbln_test_point(RBLN_TP_RECLAIM_CHOSEN);
-	args->freed_bytes = rbln_client_revoke(victim);
-	rbln_client_event(victim, RBLN_GENL_EVENT_RECLAIMED, args->freed_bytes);
-	drm_info(drm, "reclaimed client %llu of pid %d (%s): %llu bytes freed\n", victim->id,
-		 pid_nr(victim->creator), victim->creator_comm, args->freed_bytes);
-	rbln_client_put(victim);
-	return 0;
+	return rbln_client_revoke(victim, &args->freed_bytes);
 }
 
 int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
@@ -394,25 +462,30 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_client *caller = file->driver_priv, *client, **victims = NULL;
 	struct drm_rbln_reset *args = data;
 	unsigned int n = 0, i;
-	int ret;
+	int idx, ret;
 
 	if (args->flags & ~DRM_RBLN_RESET_FORCE || args->revoked)
 		return -EINVAL;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 
+	/* As RECLAIM: inside the device to choose and to reset, not to drain. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	mutex_lock(&rdev->clients_lock);
 	list_for_each_entry(client, &rdev->clients, link)
 		if (client != caller && !READ_ONCE(client->revoked))
 			n++;
 	if (n && !(args->flags & DRM_RBLN_RESET_FORCE)) {
 		mutex_unlock(&rdev->clients_lock);
+		drm_dev_exit(idx);
 		return -EBUSY;
 	}
 	if (n) {
 		victims = kcalloc(n, sizeof(*victims), GFP_KERNEL_ACCOUNT);
 		if (!victims) {
 			mutex_unlock(&rdev->clients_lock);
+			drm_dev_exit(idx);
 			return -ENOMEM;
 		}
 		i = 0;
@@ -424,16 +497,25 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file)
 			}
 	}
 	mutex_unlock(&rdev->clients_lock);
+	drm_dev_exit(idx);
 
 	for (i = 0; i < n; i++) {
-		u64 freed = rbln_client_revoke(victims[i]);
+		u64 freed;
 
-		rbln_client_event(victims[i], RBLN_GENL_EVENT_RECLAIMED, freed);
-		rbln_client_put(victims[i]);
+		if (rbln_client_revoke(victims[i], &freed)) {
+			/* Killed: the others are revoked later too, the device not reset. */
+			while (++i < n)
+				rbln_client_revoke_later(victims[i]);
+			kfree(victims);
+			return -EINTR;
+		}
 	}
 	kfree(victims);
 	rbln_test_point(RBLN_TP_RESET_RECOVERING);
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	ret = rbln_device_recover(rdev);
+	drm_dev_exit(idx);
 	if (ret) {
 		drm_err(drm, "reset failed (%d): the device stays wedged\n", ret);
 		return ret;

@@ -54,6 +54,10 @@ struct rbln_client {
 	 */
 	struct drm_sched_entity *entities[RBLN_MAX_CHIPLETS][DRM_RBLN_ENGINE_COUNT];
 	struct list_head entities_link;	/* in rdev->entity_clients while it has any */
+
+	/* What a killed closer or revoker left: the drain and the rest after it. */
+	struct work_struct close_work;
+	struct work_struct revoke_work;
 };
 
 int rbln_client_open(struct drm_device *drm, struct drm_file *file);
@@ -79,6 +83,12 @@ int rbln_ioctl_reset(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* rbln_job.c: cancel queued jobs, wait for running ones, forget the rest. */
 void rbln_client_drain_jobs(struct rbln_client *client);
+/*
+ * The same unless the caller is killed first: then -EINTR, no job starts any
+ * more, and the caller hands the rest to a work item (rbln_jobs_queue_drain)
+ * that calls rbln_client_drain_jobs(), so a killed task never waits for jobs.
+ */
+int rbln_client_drain_jobs_killable(struct rbln_client *client);
 /* rbln_sched.c: its entity on @engine, made on first use (client->lock held). */
 struct rbln_engine;
 struct drm_sched_entity *rbln_client_entity(struct rbln_client *client,

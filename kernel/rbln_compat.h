@@ -129,17 +129,6 @@
 #endif
 
 /*
- * A scheduler fence whose dependants on the same scheduler wait for it to
- * finish, not only to be scheduled (probes/drm_sched_fence_dont_pipeline.c).
- * Without it run_job still sees the error: it is set before the fence signals.
- */
-#ifdef RBLN_PROBE_DRM_SCHED_FENCE_DONT_PIPELINE
-#define rbln_sched_fence_dont_pipeline(f)	set_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &(f)->flags)
-#else
-#define rbln_sched_fence_dont_pipeline(f)	do { } while (0)
-#endif
-
-/*
  * A wedged device tells user space how to recover (the WEDGED uevent,
  * probes/drm_dev_wedged_event*.c); older kernels have only our own event.
  */

@@ -74,8 +74,9 @@ RBLN_IOCTL_GUARDED(rbln_ioctl_client_usage)
 RBLN_IOCTL_GUARDED(rbln_ioctl_acquire)
 RBLN_IOCTL_GUARDED(rbln_ioctl_release)
 RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
-RBLN_IOCTL_GUARDED(rbln_ioctl_reclaim)
-RBLN_IOCTL_GUARDED(rbln_ioctl_reset)
+/* They enter the device themselves, not while draining others' jobs. */
+RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
+RBLN_IOCTL_CHECKED(rbln_ioctl_reset)
 RBLN_IOCTL_GUARDED(rbln_ioctl_device_status)
 
 #define RBLN_IOCTL_DEF(name, func) \

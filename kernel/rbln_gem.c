@@ -14,10 +14,12 @@
  * mmap offsets (shared by every file, about 1 TiB) is taken only when it is
  * first asked for (BO_INFO) or exported, so lazy buffers nobody maps do not
  * use it up; every file holds at most file_max_buffers handles and
- * file_max_bytes of buffers; and the structs behind them are charged to the
- * creator's memory cgroup, which fails them with -ENOMEM rather than
- * invoking its OOM killer.
+ * file_max_bytes of buffers, and every user at most user_max_buffers buffers
+ * and user_max_bytes of them, exported ones included (rbln_user.c); and the
+ * structs behind them are charged to the creator's memory cgroup, which fails
+ * them with -ENOMEM rather than invoking its OOM killer.
  */
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
@@ -34,6 +36,7 @@
 #include "rbln_device.h"
 #include "rbln_gem.h"
 #include "rbln_test_point.h"
+#include "rbln_user.h"
 
 static unsigned int file_max_buffers = 65536;
 module_param(file_max_buffers, uint, 0644);
@@ -73,7 +76,7 @@ int rbln_bo_place(struct rbln_bo *bo)
 	} else if (!bo->vaddr) {
 		/* Zeroed, like fresh device memory, and charged to the caller. */
 		bo->vaddr = rbln_hw_mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
-					       bo->chiplet, bo->base.size);
+					      bo->chiplet, rbln_bo_device_address(bo), bo->base.size);
 		if (!bo->vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
@@ -131,6 +134,8 @@ static void rbln_bo_free(struct drm_gem_object *obj)
 		list_del(&bo->link);
 		mutex_unlock(&rdev->bos_lock);
 	}
+	if (bo->user)
+		rbln_user_uncharge(bo->user, obj->size);
 	drm_gem_object_release(obj);
 	mutex_destroy(&bo->lock);
 	kfree(bo);
@@ -204,32 +209,33 @@ static int rbln_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	return 0;
 }
 
+struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo)
+{
+	struct rbln_device *rdev = bo_rdev(bo);
+	unsigned int i, n = bo->base.size >> PAGE_SHIFT;
+	struct sg_table *sgt;
+	struct page **pages;
+
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < n; i++)
+		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
+	sgt = drm_prime_pages_to_sg(bo->base.dev, pages, n);
+	kvfree(pages);
+	return sgt;
+}
+
 static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
-	struct rbln_device *rdev = bo_rdev(bo);
-	unsigned int i, n = obj->size >> PAGE_SHIFT;
 	struct sg_table *sgt;
-	struct page **pages;
 	int ret, idx;
 
 	if (!drm_dev_enter(obj->dev, &idx))
 		return ERR_PTR(-ENODEV);
 	ret = rbln_bo_place(bo);
-	if (ret) {
-		sgt = ERR_PTR(ret);
-		goto out;
-	}
-	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages) {
-		sgt = ERR_PTR(-ENOMEM);
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)i << PAGE_SHIFT);
-	sgt = drm_prime_pages_to_sg(obj->dev, pages, n);
-	kvfree(pages);
-out:
+	sgt = ret ? ERR_PTR(ret) : rbln_bo_pages_sg(bo);
 	drm_dev_exit(idx);
 	return sgt;
 }
@@ -273,24 +279,47 @@ static struct dma_buf *rbln_bo_export(struct drm_gem_object *obj, int flags)
 	return drm_gem_prime_export(obj, flags);
 }
 
-/*
- * Every handle a file gets (BO_CREATE, a PRIME import) comes through here:
- * the file's limits, and the device memory it holds for LIST_CLIENTS.
- */
-static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+/* A handle of @size bytes within the file's limits, or the errno that refuses it. */
+static int rbln_client_charge_handle(struct rbln_client *client, u64 size)
 {
-	struct rbln_client *client = file->driver_priv;
-
 	if (atomic_inc_return(&client->buffers) > READ_ONCE(file_max_buffers)) {
 		atomic_dec(&client->buffers);
 		return -EMFILE;
 	}
-	if (atomic64_add_return(obj->size, &client->buffer_bytes) > READ_ONCE(file_max_bytes)) {
-		atomic64_sub(obj->size, &client->buffer_bytes);
+	if (atomic64_add_return(size, &client->buffer_bytes) > READ_ONCE(file_max_bytes)) {
+		atomic64_sub(size, &client->buffer_bytes);
 		atomic_dec(&client->buffers);
 		return -EDQUOT;
 	}
-	if (!rbln_bo_is_host(to_rbln_bo(obj)))
+	return 0;
+}
+
+static void rbln_client_uncharge_handle(struct rbln_client *client, u64 size)
+{
+	atomic64_sub(size, &client->buffer_bytes);
+	atomic_dec(&client->buffers);
+}
+
+/*
+ * Every handle a file gets (BO_CREATE, a PRIME import) comes through here:
+ * the file's limits (charged before anything else by BO_CREATE, so that a
+ * refused create reserves and places nothing), and the device memory it
+ * holds for LIST_CLIENTS.
+ */
+static int rbln_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct rbln_bo *bo = to_rbln_bo(obj);
+	int ret;
+
+	if (bo->charged_file == file) {
+		bo->charged_file = NULL;	/* its creator's first handle */
+	} else {
+		ret = rbln_client_charge_handle(client, obj->size);
+		if (ret)
+			return ret;
+	}
+	if (!rbln_bo_is_host(bo))
 		atomic64_add(obj->size, &client->device_memory);
 	return 0;
 }
@@ -301,8 +330,7 @@ static void rbln_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	if (!rbln_bo_is_host(to_rbln_bo(obj)))
 		atomic64_sub(obj->size, &client->device_memory);
-	atomic64_sub(obj->size, &client->buffer_bytes);
-	atomic_dec(&client->buffers);
+	rbln_client_uncharge_handle(client, obj->size);
 	rbln_test_point(RBLN_TP_HANDLE_CLOSED);
 }
 
@@ -355,6 +383,7 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_bo_create *args = data;
 	bool host = args->flags & DRM_RBLN_BO_HOST;
+	struct rbln_user *user;
 	struct rbln_bo *bo;
 	u64 size;
 	int ret;
@@ -370,16 +399,27 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	if (!host && args->chiplet >= rdev->nr_chiplets &&
 	    args->chiplet != DRM_RBLN_CHIPLET_INTERLEAVED)
 		return -EINVAL;
-	ret = rbln_client_check_owner(client);
+	ret = rbln_client_check_owner(client) ?: rbln_client_charge_handle(client, size);
 	if (ret)
 		return ret;
+	user = rbln_user_charge(current_uid(), size);
+	if (IS_ERR(user)) {
+		rbln_client_uncharge_handle(client, size);
+		return PTR_ERR(user);
+	}
 
 	bo = rbln_bo_alloc(drm, size, args->flags, args->chiplet);
-	if (IS_ERR(bo))
+	if (IS_ERR(bo)) {
+		rbln_user_uncharge(user, size);
+		rbln_client_uncharge_handle(client, size);
 		return PTR_ERR(bo);
+	}
+	bo->user = user;	/* rbln_bo_free() gives it back */
 	bo->client_id = client->id;
+	bo->charged_file = file;	/* rbln_bo_open() takes it over */
 	ret = host ? 0 : rbln_bo_reserve(bo);
 	if (ret) {
+		rbln_client_uncharge_handle(client, size);
 		drm_gem_object_put(&bo->base);
 		return ret;
 	}
@@ -392,6 +432,9 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = args->flags & DRM_RBLN_BO_EAGER ? rbln_bo_place(bo) : 0;
 	if (!ret)
 		ret = drm_gem_handle_create(file, &bo->base, &args->handle);
+	/* No handle made (rbln_bo_open() not reached): its charge goes back here. */
+	if (ret && bo->charged_file)
+		rbln_client_uncharge_handle(client, size);
 	drm_gem_object_put(&bo->base);
 	/* A revocation that ran meanwhile deleted the handles it could see. */
 	if (!ret && rbln_client_revoked(client)) {

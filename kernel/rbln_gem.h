@@ -25,6 +25,8 @@ struct rbln_bo {
 	bool exported;			/* a dma-buf was made of it: never revoked */
 	bool revoked;			/* reclaimed: no backing, CPU access faults */
 	u64 client_id;			/* the client that created it */
+	struct rbln_user *user;		/* made by BO_CREATE: charged to this user until freed */
+	struct drm_file *charged_file;	/* BO_CREATE charged its file's limits before its first handle */
 	struct list_head link;		/* in rdev->bos: every buffer made here, not imported */
 };
 
@@ -59,6 +61,8 @@ u64 rbln_bo_revoke(struct rbln_bo *bo);
 
 /* Gives @bo its backing if it has none yet: the lazy placement. */
 int rbln_bo_place(struct rbln_bo *bo);
+/* The pages of a placed, not imported @bo as a new sg table (sg_free_table + kfree). */
+struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo);
 
 struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,

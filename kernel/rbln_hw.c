@@ -25,7 +25,14 @@ static void rbln_device_wedge_work(struct work_struct *work)
 	drm_err(&rdev->drm, "wedged: a reset failed (%d); jobs fail until RESET succeeds\n",
 		READ_ONCE(rdev->wedge_error));
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
-	rbln_drm_dev_wedged_event(&rdev->drm);
+	/*
+	 * drm_dev_wedged_event() sends its uevent on the primary node, which a
+	 * compute-accel device does not have (7.3 dereferenced the NULL
+	 * drm->primary: an oops found by Wedge.*); there the FAULT status
+	 * uevent and event above are the announcement.
+	 */
+	if (rdev->drm.primary)
+		rbln_drm_dev_wedged_event(&rdev->drm);
 }
 
 void rbln_device_wedge(struct rbln_device *rdev, int error)

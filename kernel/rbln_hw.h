@@ -58,6 +58,13 @@ struct rbln_hw_info {
 	 * job timeout is never shorter (0: the module's job_timeout_ms alone).
 	 */
 	u32 job_min_timeout_ms;
+	/*
+	 * The device whose DMA engines move the bytes, or NULL for a backend
+	 * that copies with the CPU: jobs then carry each buffer mapped for it
+	 * (its DMA mask and segment limits apply).  Buffers imported from
+	 * another driver cannot be used in jobs of such a device (EOPNOTSUPP).
+	 */
+	struct device *dma_dev;
 };
 
 /*
@@ -73,9 +80,17 @@ struct rbln_sensors {
 	u32 pstate;			/* 0 fastest .. 15 slowest, shown as "P<n>" */
 };
 
-/* One side of a copy, as the backend reaches it: the buffer's bytes. */
+struct sg_table;
+
+/*
+ * One side of a copy, as the backend reaches it: the buffer's bytes for the
+ * CPU, and for a backend that asked for DMA addresses (rbln_hw_info.dma_dev)
+ * the whole buffer mapped for that device: dma_map_sgtable() at SUBMIT,
+ * unmapped once the job ended (so never while the backend may still touch it).
+ */
 struct rbln_hw_buffer {
 	void *cpu;			/* the whole buffer's backing, mapped for the CPU */
+	struct sg_table *sgt;		/* dma_dev backends: its DMA addresses; else NULL */
 };
 
 /*
@@ -144,7 +159,8 @@ struct rbln_hw_ops {
 	/*
 	 * Memory: the backing of a buffer of @size bytes on @chiplet (or
 	 * DRM_RBLN_CHIPLET_INTERLEAVED, or a host buffer: chiplet
-	 * RBLN_HW_HOST_MEMORY), zeroed and charged to the calling process's
+	 * RBLN_HW_HOST_MEMORY) at device address @address (which the core's
+	 * allocator chose; 0 for host buffers), zeroed and charged to the calling process's
 	 * memory cgroup; NULL when there is no room.  The address is how the
 	 * core reaches the bytes (vmap for PRIME importers); mem_page gives the
 	 * page behind an offset (mmap faults, exported sg tables).  The core's
@@ -156,7 +172,7 @@ struct rbln_hw_ops {
 	 * later: by design it touches no hardware and no per-device state the
 	 * backend frees at removal (the backing is host memory).
 	 */
-	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, size_t size);
+	void *(*mem_alloc)(struct rbln_device *rdev, u32 chiplet, u64 address, size_t size);
 	void (*mem_free)(struct rbln_device *rdev, void *vaddr);
 	struct page *(*mem_page)(struct rbln_device *rdev, void *vaddr, size_t offset);
 };
@@ -258,9 +274,10 @@ static inline void rbln_hw_sync_irq(struct rbln_device *rdev)
 		rdev->hw->sync_irq(rdev);
 }
 
-static inline void *rbln_hw_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size)
+static inline void *rbln_hw_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 address,
+				      size_t size)
 {
-	return rdev->hw->mem_alloc(rdev, chiplet, size);
+	return rdev->hw->mem_alloc(rdev, chiplet, address, size);
 }
 
 static inline void rbln_hw_mem_free(struct rbln_device *rdev, void *vaddr)

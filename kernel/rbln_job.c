@@ -25,10 +25,14 @@
  * itself when the backend can do that (engine_run_now), saving the hand-off
  * to the scheduler and the wake-up of the waiter.
  */
+#include <linux/device.h>
 #include <linux/dma-fence.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/overflow.h>
+#include <linux/scatterlist.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -51,11 +55,62 @@
 /* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
 #define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
+/* The DMA mappings of a job's buffers, once the backend no longer uses them. */
+static void rbln_job_unmap_buffers(struct rbln_job *job)
+{
+	u32 i;
+
+	for (i = 0; job->bufs && i < 2 * job->hw.count; i++) {
+		struct sg_table *sgt = job->bufs[i].sgt;
+
+		if (!sgt)
+			continue;
+		dma_unmap_sgtable(job->dma_dev, sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(sgt);
+		kfree(sgt);
+		job->bufs[i].sgt = NULL;
+	}
+	put_device(job->dma_dev);
+	job->dma_dev = NULL;
+}
+
+/* Maps side @i of the job's copies for a backend that moves bytes by DMA. */
+static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
+{
+	struct device *dev = job->engine->chiplet->rdev->info.dma_dev;
+	struct rbln_bo *bo = job->bos[i];
+	struct sg_table *sgt;
+	int ret;
+
+	if (!dev)
+		return 0;
+	/* An imported buffer's pages are its exporter's, not ours to map. */
+	if (rbln_bo_is_imported(bo))
+		return -EOPNOTSUPP;
+	/* A reclaim may take the backing back meanwhile: it holds the lock to do so. */
+	mutex_lock(&bo->lock);
+	sgt = bo->vaddr ? rbln_bo_pages_sg(bo) : ERR_PTR(-ENODEV);
+	mutex_unlock(&bo->lock);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	ret = dma_map_sgtable(dev, sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		sg_free_table(sgt);
+		kfree(sgt);
+		return ret;
+	}
+	if (!job->dma_dev)
+		job->dma_dev = get_device(dev);
+	job->bufs[i].sgt = sgt;
+	return 0;
+}
+
 /* Buffers go back as soon as a job is done, before anyone is told. */
 static void rbln_job_drop_buffers(struct rbln_job *job)
 {
 	u32 i;
 
+	rbln_job_unmap_buffers(job);
 	for (i = 0; i < 2 * job->hw.count; i++) {
 		if (job->bos[i])
 			drm_gem_object_put(&job->bos[i]->base);
@@ -64,11 +119,28 @@ static void rbln_job_drop_buffers(struct rbln_job *job)
 }
 
 static struct workqueue_struct *rbln_job_wq;
+/*
+ * Drains a killed task left to others (rbln_client.c).  Not rbln_job_wq: a
+ * drain waits for jobs' end work, which must not queue behind drains.
+ */
+static struct workqueue_struct *rbln_drain_wq;
 
 int rbln_jobs_init(void)
 {
 	rbln_job_wq = alloc_workqueue("rbln-jobs", WQ_UNBOUND, 0);
-	return rbln_job_wq ? 0 : -ENOMEM;
+	if (!rbln_job_wq)
+		return -ENOMEM;
+	rbln_drain_wq = alloc_workqueue("rbln-drain", WQ_UNBOUND, 0);
+	if (!rbln_drain_wq) {
+		destroy_workqueue(rbln_job_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rbln_jobs_queue_drain(struct work_struct *work)
+{
+	queue_work(rbln_drain_wq, work);
 }
 
 /* Deferred frees that must finish before the module goes (fences' pins). */
@@ -80,6 +152,7 @@ void rbln_jobs_queue_work(struct work_struct *work)
 /* Every device is gone: the last job puts and ends run before the module goes. */
 void rbln_jobs_fini(void)
 {
+	destroy_workqueue(rbln_drain_wq);	/* first: drains wait for the jobs' work */
 	destroy_workqueue(rbln_job_wq);
 }
 
@@ -362,7 +435,8 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 	if (!rbln_copy_allowed(job->engine, s, d))
 		return -EINVAL;
 	/* Lazy buffers get their backing now, charged to the submitter. */
-	return rbln_bo_place(s) ?: rbln_bo_place(d);
+	return rbln_bo_place(s) ?: rbln_bo_place(d) ?:
+	       rbln_job_map_buffer(job, 2 * i) ?: rbln_job_map_buffer(job, 2 * i + 1);
 }
 
 static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)
@@ -543,9 +617,10 @@ static int rbln_job_schedule(struct rbln_job *job)
 	job->done = dma_fence_get(&job->base.s_fence->finished);
 	/*
 	 * A job of another file on this engine that waits for this one waits
-	 * for its end, not only its start: run_job then sees its error.
+	 * for its end, not only its start: run_job then sees its error.  (Every
+	 * kernel rbln builds for has the flag: it came in 6.0.)
 	 */
-	rbln_sched_fence_dont_pipeline(job->done);
+	set_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &job->done->flags);
 	for (i = 0; i < n; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done,
 				   rbln_job_writes(job, objs[i]) ? DMA_RESV_USAGE_WRITE :
@@ -799,6 +874,27 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	return left < 0 ? left : left ? 0 : -ETIME;
 }
 
+/* SUBMIT checks this under the lock, and runs direct jobs holding it. */
+static void rbln_client_stop_jobs(struct rbln_client *client)
+{
+	mutex_lock(&client->lock);
+	WRITE_ONCE(client->closing, true);
+	mutex_unlock(&client->lock);
+}
+
+/*
+ * Revoke and close may drain at once, and the victim may still WAIT:
+ * @job is not ours to read until rbln_job_forget() took it (by index).
+ */
+static void rbln_client_forget_jobs(struct rbln_client *client)
+{
+	struct rbln_job *job;
+	unsigned long seqno;
+
+	xa_for_each(&client->jobs, seqno, job)
+		rbln_job_forget(client, seqno, job);
+}
+
 /*
  * The file is closing (the process exited or was killed) or its client is
  * being revoked: jobs not started yet are cancelled, the running ones finish
@@ -806,19 +902,30 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
  */
 void rbln_client_drain_jobs(struct rbln_client *client)
 {
-	struct rbln_job *job;
-	unsigned long seqno;
-
-	/* SUBMIT checks this under the lock, and runs direct jobs holding it. */
-	mutex_lock(&client->lock);
-	WRITE_ONCE(client->closing, true);
-	mutex_unlock(&client->lock);
+	rbln_client_stop_jobs(client);
 	/* Scheduled jobs not started yet end with -ECANCELED when their turn comes. */
 	wait_event(client->idle, atomic_read(&client->inflight) == 0);
-	/*
-	 * Revoke and close may drain at once, and the victim may still WAIT:
-	 * @job is not ours to read until rbln_job_forget() took it (by index).
-	 */
-	xa_for_each(&client->jobs, seqno, job)
-		rbln_job_forget(client, seqno, job);
+	rbln_client_forget_jobs(client);
+}
+
+/*
+ * A task killed by SIGKILL: its signal is no longer pending while it exits,
+ * so a killable wait would not see it (drm_sched_entity_flush() checks so).
+ */
+static bool rbln_current_killed(void)
+{
+	return fatal_signal_pending(current) ||
+	       ((current->flags & PF_SIGNALED) && current->exit_code == SIGKILL);
+}
+
+int rbln_client_drain_jobs_killable(struct rbln_client *client)
+{
+	rbln_client_stop_jobs(client);
+	/* Nothing in flight: done here, killed or not. */
+	if (atomic_read(&client->inflight) &&
+	    (rbln_current_killed() ||
+	     wait_event_killable(client->idle, atomic_read(&client->inflight) == 0)))
+		return -EINTR;
+	rbln_client_forget_jobs(client);
+	return 0;
 }

@@ -31,6 +31,7 @@ struct rbln_job {
 	struct drm_rbln_copy *copies;
 	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
 	struct rbln_hw_buffer *bufs;	/* the same, as the backend reaches them */
+	struct device *dma_dev;		/* what bufs[].sgt are mapped for, referenced */
 	/* Where a one-copy job keeps them: the common job allocates once. */
 	struct drm_rbln_copy copy_inline;
 	struct rbln_bo *bos_inline[2];
@@ -56,6 +57,8 @@ struct rbln_job {
 int rbln_jobs_init(void);
 void rbln_jobs_fini(void);
 void rbln_jobs_queue_work(struct work_struct *work);
+/* A drain handed over by a killed task (rbln_client_drain_jobs_killable()). */
+void rbln_jobs_queue_drain(struct work_struct *work);
 
 void rbln_job_put(struct rbln_job *job);
 /* Given to the engine: busy time and the start tracepoint. */

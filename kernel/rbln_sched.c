@@ -242,10 +242,10 @@ static void rbln_sched_free_job_work(struct work_struct *work)
 
 /*
  * The scheduler calls this from its own work, which removal waits for, but a
- * killed entity's jobs come from system_wq (an irq_work on 6.1), which module
- * unload cannot wait for.  So everything is done in the module's queue,
- * which unload drains (rbln_jobs_fini), and nothing here runs after handing
- * it over.
+ * killed entity's jobs come from system_wq (schedule_work(), 6.1's too),
+ * which module unload cannot wait for.  So everything is done in the
+ * module's queue, which unload drains (rbln_jobs_fini), and nothing here
+ * runs after handing it over.
  */
 static void rbln_sched_free_job(struct drm_sched_job *sched_job)
 {

@@ -33,6 +33,12 @@ MODULE_PARM_DESC(sim_devices,
 	"Simulated NPUs created at load, comma-separated SKUs with ids 0, 1, ...: "
 	"atom, atom-max, rebel100 (e.g. sim_devices=atom,rebel100)");
 
+static bool sim_dma;
+module_param(sim_dma, bool, 0644);
+MODULE_PARM_DESC(sim_dma,
+	"New simulated NPUs take their jobs' buffers as DMA addresses (mapped through the DMA API "
+	"for the simulated device, as a PCI backend would), not as CPU addresses");
+
 static unsigned int sim_memory_mib;
 module_param(sim_memory_mib, uint, 0644);
 MODULE_PARM_DESC(sim_memory_mib,
@@ -58,6 +64,13 @@ static int rbln_sim_probe(struct device *dev)
 	struct rbln_device *rdev;
 
 	rbln_sim_fill_info(sdev, &info);
+	/* No bus DMA ops: the DMA API maps directly, bus address = physical address. */
+	if (READ_ONCE(sim_dma)) {
+		dev->dma_mask = &dev->coherent_dma_mask;
+		if (dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64)))
+			return -EIO;
+		info.dma_dev = dev;
+	}
 	rbln_sim_engines_init(sdev);
 	rdev = rbln_device_create(dev, &info, &rbln_sim_hw_ops, sdev);
 	if (IS_ERR(rdev))

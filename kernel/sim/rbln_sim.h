@@ -92,7 +92,7 @@ bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, voi
 		   const void *src, u64 size);
 
 /* rbln_sim_mem.c: device memory is host memory. */
-void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size);
+void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 address, size_t size);
 void rbln_sim_mem_free(struct rbln_device *rdev, void *vaddr);
 struct page *rbln_sim_mem_page(struct rbln_device *rdev, void *vaddr, size_t offset);
 

@@ -6,7 +6,9 @@
  * job until it is reset or un-hung.  A small job for an idle engine may run at once (engine_run_now),
  * the direct path that keeps a 4 KiB copy as cheap as a few system calls.
  */
+#include <linux/dma-direct.h>
 #include <linux/minmax.h>
+#include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 
@@ -61,6 +63,50 @@ bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, voi
 }
 
 /*
+ * A buffer handed over as DMA addresses: the CPU address of byte @offset,
+ * and how many bytes from there are contiguous (one DMA segment).  The
+ * simulated device has no IOMMU, so a bus address is a physical one.
+ */
+static void *rbln_sim_dma_at(struct device *dev, struct sg_table *sgt, u64 offset, u64 *len)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (offset < sg_dma_len(sg)) {
+			*len = sg_dma_len(sg) - offset;
+			return phys_to_virt(dma_to_phys(dev, sg_dma_address(sg) + offset));
+		}
+		offset -= sg_dma_len(sg);
+	}
+	*len = 0;
+	return NULL;
+}
+
+/* A copy through the buffers' DMA addresses, a segment (at most a chunk) at a time. */
+static bool rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
+			      const struct rbln_hw_job *job,
+			      const struct rbln_hw_buffer *dst, u64 dst_offset,
+			      const struct rbln_hw_buffer *src, u64 src_offset, u64 size)
+{
+	struct device *dev = &sdev->dev;
+	u64 done, n;
+
+	for (done = 0; done < size; done += n) {
+		u64 src_len, dst_len;
+		void *s = rbln_sim_dma_at(dev, src->sgt, src_offset + done, &src_len);
+		void *d = rbln_sim_dma_at(dev, dst->sgt, dst_offset + done, &dst_len);
+
+		if (WARN_ON_ONCE(!s || !d))
+			return false;
+		n = min3(size - done, src_len, dst_len);
+		if (!rbln_sim_copy(e, job, d, s, n))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The device memory of the simulator is host memory: the engine copies with
  * the CPU, a chunk at a time, and stops between chunks once reset (the
  * contract of engine_reset, rbln_hw.h).  @e is NULL on the direct path.
@@ -77,9 +123,15 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 	for (i = 0; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
 		const struct rbln_hw_buffer *src = &job->bufs[2 * i], *dst = &job->bufs[2 * i + 1];
+		bool copied;
 
-		if (!rbln_sim_copy(e, job, dst->cpu + c->dst_offset, src->cpu + c->src_offset,
-				   c->size))
+		if (src->sgt && dst->sgt)
+			copied = rbln_sim_dma_copy(sdev, e, job, dst, c->dst_offset, src, c->src_offset,
+						   c->size);
+		else
+			copied = rbln_sim_copy(e, job, dst->cpu + c->dst_offset,
+					       src->cpu + c->src_offset, c->size);
+		if (!copied)
 			return -ECANCELED;	/* nobody hears it: the job was taken back */
 	}
 	return 0;

@@ -11,7 +11,7 @@
 
 #include "rbln_sim.h"
 
-void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, size_t size)
+void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 address, size_t size)
 {
 	return __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 }

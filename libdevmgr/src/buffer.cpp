@@ -126,12 +126,15 @@ static std::string alloc_message(const detail::DeviceState &dev, int err, uint64
 		return fmt::format("{}; the host could not provide the memory, or this process's "
 				   "memory cgroup is full", head);
 	case EMFILE:
-		return fmt::format("{}: this device handle holds as many buffers as rbln.ko allows one "
-				   "open file (module parameter file_max_buffers); free some first", head);
+		return fmt::format("{}: this device handle, or this user on all NPUs, holds as many "
+				   "buffers as rbln.ko allows (module parameters file_max_buffers, "
+				   "user_max_buffers; exported buffers count for their creator until "
+				   "freed); free some first", head);
 	case EDQUOT:
-		return fmt::format("{}: this device handle's buffers would exceed the bytes rbln.ko "
-				   "allows one open file (module parameter file_max_bytes); free some "
-				   "first", head);
+		return fmt::format("{}: the buffers of this device handle, or of this user on all "
+				   "NPUs, would exceed the bytes rbln.ko allows (module parameters "
+				   "file_max_bytes, user_max_bytes; exported buffers count for their "
+				   "creator until freed); free some first", head);
 	default:
 		return fmt::format("{}: {}", head, detail::errno_text(err));
 	}

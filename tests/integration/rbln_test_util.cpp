@@ -108,6 +108,16 @@ int get_param(int fd, uint32_t param, uint64_t *value, uint32_t flags, uint32_t 
 	return err;
 }
 
+bool memory_used_back_within(int fd, uint64_t used, unsigned limit_ms)
+{
+	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
+	uint64_t now = 0;
+	while (get_param(fd, DRM_RBLN_PARAM_MEMORY_USED, &now) == 0 && now != used &&
+	       std::chrono::steady_clock::now() < end)
+		::usleep(20'000);
+	return now == used;
+}
+
 int device_info(int fd, drm_rbln_device_info &info)
 {
 	return ::ioctl(fd, DRM_IOCTL_RBLN_DEVICE_INFO, &info) ? errno : 0;

@@ -39,6 +39,9 @@ void udev_settle();
 int get_param(int fd, uint32_t param, uint64_t *value, uint32_t flags = 0, uint32_t chiplet = 0);
 int get_param(int fd, drm_rbln_get_param &args);
 int device_info(int fd, drm_rbln_device_info &info);
+// Whether @fd's device's memory in use (MEMORY_USED) is back at @used within
+// @limit_ms: a killed file's running jobs end in a work item after its reap.
+bool memory_used_back_within(int fd, uint64_t used, unsigned limit_ms);
 
 // Buffer objects; each returns 0 or errno.
 int bo_create(int fd, uint64_t size, uint32_t flags, uint32_t chiplet, uint32_t *handle);

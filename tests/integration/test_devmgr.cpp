@@ -167,8 +167,12 @@ TEST(Devmgr, CApiRoundTripAndLastError)
 	EXPECT_STREQ(static_cast<char *>(q), "through the C ABI");
 
 	rbln_buffer *huge = nullptr;
-	EXPECT_EQ(rbln_buffer_alloc(dev, 1ull << 40, 0, 0, &huge), RBLN_ERR_DEVICE_MEMORY);
+	// More than the device has, within rbln.ko's per-file and per-user limits.
+	EXPECT_EQ(rbln_buffer_alloc(dev, 1ull << 34, 0, 0, &huge), RBLN_ERR_DEVICE_MEMORY);
 	EXPECT_NE(std::string(rbln_last_error()).find("rbln_malloc_lazy failed (rbln:1"), std::string::npos);
+	EXPECT_EQ(rbln_buffer_alloc(dev, 1ull << 40, 0, 0, &huge), RBLN_ERR_SYSTEM) << "EDQUOT";
+	EXPECT_NE(std::string(rbln_last_error()).find("user_max_bytes"), std::string::npos)
+		<< rbln_last_error();
 	EXPECT_EQ(rbln_buffer_alloc(dev, 4096, 0, 1u << 7, &huge), RBLN_ERR_INVALID_ARGUMENT);
 	EXPECT_NE(std::string(rbln_last_error()).find("unknown flags"), std::string::npos);
 

@@ -1,6 +1,8 @@
 // What one user can take from the others, against the real module: a hostile
 // member of group rbln runs into its file's limits (file_max_buffers,
-// file_max_bytes) before the device's mmap offsets or capacity run out, so
+// file_max_bytes) and its user's (user_max_bytes), whatever number of files
+// it opens and buffers it exports, before the device's mmap offsets or
+// capacity run out, so
 // another user's BO_CREATE and PRIME import still work; a full memory cgroup
 // fails buffer creation with ENOMEM there and kills nobody; and a full job
 // table is an error libdrm's drmIoctl() returns instead of retrying forever.
@@ -113,21 +115,73 @@ template <typename T> T *shared_array(size_t n)
 } // namespace
 
 // 1 GiB lazy host buffers cost nothing but their mmap offsets; the device has
-// about a thousand of those.  Each file stops at file_max_bytes (256 GiB by
-// default), and a buffer takes its offsets only when they are asked for.
-TEST(Limits, HostileUserRunsIntoItsFilesLimitsNotTheDevicesOffsets)
+// about a thousand of those.  A buffer takes its offsets only when they are
+// asked for, and each user (not only each file: opening more files does not
+// help) stops at user_max_bytes, 256 GiB by default.  Before the per-user
+// limit five files of 256 GiB each took every offset.
+TEST(Limits, HostileUserWithManyFilesRunsIntoItsUserLimitNotTheDevicesOffsets)
 {
-	constexpr unsigned kFiles = 2;
+	constexpr unsigned kFiles = 5;
 	Refusal *report = shared_array<Refusal>(kFiles);
 	ASSERT_NE(report, nullptr);
 	Child child(hostile(kFiles, kGiB, DRM_RBLN_BO_HOST, 2048, report));
 	ASSERT_GT(child.pid(), 0);
-	for (unsigned i = 0; i < kFiles; i++) {
+	EXPECT_EQ(report[0].error, EDQUOT) << "after " << report[0].made;
+	EXPECT_EQ(report[0].made, 256u) << "256 GiB by default";
+	for (unsigned i = 1; i < kFiles; i++) {
 		EXPECT_EQ(report[i].error, EDQUOT) << "file " << i << " after " << report[i].made;
-		EXPECT_EQ(report[i].made, 256u) << "file " << i << ": 256 GiB by default";
+		EXPECT_EQ(report[i].made, 0u) << "file " << i << ": the user's 256 GiB are taken";
 	}
 	EXPECT_EQ(victim_still_served(), 0) << "with the hostile files still open";
 	munmap(report, kFiles * sizeof(Refusal));
+}
+
+// A buffer counts against the user who made it until it is freed: exporting
+// buffers (each export takes its mmap offsets) and closing the file leaves
+// them alive in dma-bufs and still charged, so new files get nothing more;
+// once the dma-bufs go, the user may make buffers again.
+TEST(Limits, ExportedBuffersOfAClosedFileStillCountAgainstTheirCreator)
+{
+	constexpr unsigned kRounds = 5;
+	Refusal *report = shared_array<Refusal>(kRounds);
+	ASSERT_NE(report, nullptr);
+	{
+		Child child(fork_until_ready([=](const std::function<void()> &ready) {
+			if (become_nobody(true))
+				_exit(2);
+			std::vector<Fd> exports;
+			for (unsigned r = 0; r < kRounds; r++) {
+				Fd fd = open_node(sim_device(0)->node);
+				for (report[r].made = 0; report[r].made < 2048; report[r].made++) {
+					uint32_t h = 0;
+					int dmabuf = -1;
+					if ((report[r].error = bo_create(fd.get(), kGiB, DRM_RBLN_BO_HOST, 0, &h)))
+						break;
+					if ((report[r].error = prime_export(fd.get(), h, &dmabuf)))
+						break;
+					exports.emplace_back(dmabuf);
+				}
+			}	// each file closes here; its exports live on
+			ready();
+			for (;;)
+				pause();
+		}));
+		ASSERT_GT(child.pid(), 0);
+		EXPECT_EQ(report[0].error, EDQUOT) << "after " << report[0].made;
+		EXPECT_EQ(report[0].made, 256u);
+		for (unsigned r = 1; r < kRounds; r++) {
+			EXPECT_EQ(report[r].error, EDQUOT) << "file " << r << " after " << report[r].made;
+			EXPECT_EQ(report[r].made, 0u) << "file " << r << ": the exports still count";
+		}
+		EXPECT_EQ(victim_still_served(), 0) << "with 256 GiB of exports alive";
+	}
+	const std::string node = sim_device(0)->node;
+	EXPECT_EQ(run_as_nobody(true, [&] {
+		Fd fd = open_node(node);
+		uint32_t h = 0;
+		return bo_create(fd.get(), kGiB, DRM_RBLN_BO_HOST, 0, &h);
+	}), 0) << "the exports were freed with their holder: the user's charge went with them";
+	munmap(report, kRounds * sizeof(Refusal));
 }
 
 // Lazy device buffers reserve capacity without backing: file_max_bytes bounds
@@ -235,4 +289,55 @@ TEST(Limits, FullJobTableIsAnErrorDrmIoctlReturns)
 	});
 	EXPECT_EQ(rc, 0) << "-1: killed by the alarm, drmIoctl() kept retrying";
 	EXPECT_EQ(debugfs_write(1, "fail_next_jobs", "0"), 0);
+}
+
+// A create refused by the file's limits changes nothing: it is refused before
+// any capacity is reserved or memory placed, so an eager buffer bigger than
+// what is free gets the limit's error (it got ENOSPC from the reservation
+// before), the device's and the file's memory are as they were, and the
+// file's idle time (LIST_CLIENTS) goes on.  As a member of group rbln.
+TEST(Limits, CreateRefusedByTheFilesLimitsChangesNothing)
+{
+	ModuleParam count("file_max_buffers", "2");
+	ASSERT_EQ(count.error(), 0);
+	const std::string node = sim_device(0)->node;
+	int rc = run_as_nobody(true, [&] {
+		Fd fd = open_node(node);
+		uint32_t a = 0, b = 0, c = 0;
+		uint64_t total = 0, free_before = 0, used_before = 0, used_after = 0;
+		if (!fd || bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &a) ||
+		    bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &b) ||
+		    get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_TOTAL, &total) ||
+		    get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_USED, &used_before))
+			return 10;
+		free_before = total - used_before;
+		drm_rbln_client_usage before{}, after{};
+		if (drmIoctl(fd.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &before))
+			return 11;
+		sleep(2);	// idle for LIST_CLIENTS (whole seconds)
+		// One that fits the device but not the file, and one that fits neither.
+		if (bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &c) != EMFILE)
+			return 12;
+		if (bo_create(fd.get(), free_before + kMiB, DRM_RBLN_BO_EAGER, 0, &c) != EMFILE)
+			return 13;
+		if (get_param(fd.get(), DRM_RBLN_PARAM_MEMORY_USED, &used_after) ||
+		    drmIoctl(fd.get(), DRM_IOCTL_RBLN_CLIENT_USAGE, &after))
+			return 11;
+		if (used_after != used_before || after.memory_total != before.memory_total ||
+		    after.memory_resident != before.memory_resident ||
+		    after.device_memory != before.device_memory)
+			return 14;
+		for (const auto &cl : list_clients(fd.get()))
+			if (cl.flags & DRM_RBLN_CLIENT_SELF && cl.idle_ns < 1'000'000'000ull)
+				return 15;
+		// The limits still count right: one handle back makes room for one.
+		if (gem_close(fd.get(), b) || bo_create(fd.get(), kMiB, DRM_RBLN_BO_EAGER, 0, &c) ||
+		    bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &b) != EMFILE)
+			return 16;
+		return 0;
+	});
+	EXPECT_EQ(rc, 0) << "10/11: setup; 12: not EMFILE at the limit; 13: a create too big "
+			    "for the device got the capacity's error, not the limit's; 14: memory "
+			    "changed; 15: the refused create counted as activity; 16: the count "
+			    "drifted";
 }

@@ -382,7 +382,8 @@ TEST_F(Sync, KilledProcessWithChainsInFlightLeavesNothing)
 		});
 		ASSERT_GT(pid, 0) << "child failed to submit";
 		kill_and_reap(pid);
-		EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), used_) << "round " << round;
+		// Its running jobs end in a work item, after the reap.
+		EXPECT_TRUE(memory_used_back_within(fd_.get(), used_, 5000)) << "round " << round;
 	}
 }
 

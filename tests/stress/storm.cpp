@@ -94,6 +94,8 @@ constexpr Minimum kMinimums[] = {
 	{Op::Submit, 50, "valid SUBMITs went in"},
 	{Op::JobEnd, 50, "jobs a WAIT saw end ended well"},
 	{Op::Chain, 50, "chains of syncobjs (a batch of jobs each waiting for the one before) ended well"},
+	{Op::HugeJob, 50, "jobs of exactly the job byte limit went in"},
+	{Op::TimelineChain, 50, "pairs of jobs joined by a timeline point ended well"},
 };
 
 std::vector<std::string> shortfalls(const Stats &s)

@@ -13,18 +13,21 @@ namespace storm {
 // the end of a job of the file's own as WAIT returned it (ok: it ended
 // well); a WAIT that finds it still running is none.  Chain is a batch of
 // jobs joined by syncobjs that went in whole, counted once its last job's
-// end is known (ok: it ended well, so every job before it did).
+// end is known (ok: it ended well, so every job before it did).  HugeJob is
+// a SUBMIT of exactly the job byte limit (ok: it went in); TimelineChain two
+// jobs joined by a timeline syncobj point, counted as Chain is.
 enum class Op : unsigned {
 	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
 	SubmitBatch, Chain, Wait, JobEnd, PrimeExport, PrimeImport, Acquire, Release, ListClients,
-	Reclaim, Reset, Query, ForkChild, FaultInject, DeviceAdd, DeviceRemove, Count
+	Reclaim, Reset, Query, ForkChild, FaultInject, DeviceAdd, DeviceRemove, HugeJob,
+	TimelineChain, Count
 };
 
 constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
 	"open", "close", "bo_create", "bo_create_invalid", "gem_close", "bo_info", "mmap",
 	"submit", "submit_broken", "submit_batch", "chain", "wait", "job_end", "prime_export",
 	"prime_import", "acquire", "release", "list_clients", "reclaim", "reset", "query",
-	"fork_child", "fault_inject", "device_add", "device_remove",
+	"fork_child", "fault_inject", "device_add", "device_remove", "huge_job", "timeline_chain",
 };
 
 constexpr unsigned kMaxErrno = 256;

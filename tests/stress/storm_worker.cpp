@@ -42,6 +42,7 @@ struct File {
 	std::vector<Bo> bos;
 	std::vector<uint64_t> seqnos;		// jobs not waited for yet
 	std::vector<uint64_t> chain_ends;	// those of them that end a chain
+	std::vector<uint64_t> timeline_ends;	// those that end a timeline pair
 };
 
 struct Mapping {
@@ -141,7 +142,7 @@ private:
 	void step()
 	{
 		static const std::vector<double> weights = {
-			3, 2, 10, 2, 4, 2, 3, 14, 3, 8, 3, 1, 3, 1, 0.2, 3, 0.5, 3, 4,
+			3, 2, 10, 2, 4, 2, 3, 14, 3, 8, 3, 1, 3, 1, 0.2, 3, 0.5, 3, 4, 0.5, 2,
 		};
 		std::discrete_distribution<unsigned> mix(weights.begin(), weights.end());
 		switch (mix(rng_)) {
@@ -163,7 +164,9 @@ private:
 		case 15: query(); break;
 		case 16: fork_child(); break;
 		case 17: munmap_one(); break;
-		default: submit_batch(); break;
+		case 18: submit_batch(); break;
+		case 19: huge_job(); break;
+		default: timeline_chain(); break;
 		}
 	}
 
@@ -178,7 +181,7 @@ private:
 		int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
 		stats().record(Op::Open, fd < 0 ? errno : 0);
 		if (fd >= 0)
-			files_.push_back({fd, node, {}, {}, {}});
+			files_.push_back({fd, node, {}, {}, {}, {}});
 	}
 
 	void close_file()
@@ -499,6 +502,98 @@ private:
 		stats().record(Op::JobEnd, -w.status);
 		if (std::erase(f.chain_ends, w.seqno))
 			stats().record(Op::Chain, -w.status);
+		if (std::erase(f.timeline_ends, w.seqno))
+			stats().record(Op::TimelineChain, -w.status);
+	}
+
+	// The biggest job the driver allows (DRM_RBLN_PARAM_JOB_MAX_BYTES) on
+	// Neural DMA of chiplet 0, as 4 MiB copies between two lazy buffers made
+	// for it (their handles go at once, the job keeps them); one byte more is
+	// refused.  Waited for now and then, so that a kill often finds it running.
+	void huge_job()
+	{
+		File *f = any_file();
+		if (!f)
+			return;
+		constexpr uint64_t kPiece = 4ULL << 20;
+		drm_rbln_get_param p{};
+		p.param = DRM_RBLN_PARAM_JOB_MAX_BYTES;
+		if (call(f->fd, DRM_IOCTL_RBLN_GET_PARAM, &p) || !p.value || p.value % kPiece)
+			return;
+		std::array<uint32_t, 2> h{};
+		for (uint32_t &handle : h) {
+			drm_rbln_bo_create c{};
+			c.size = kPiece;
+			if (call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c))
+				break;
+			handle = c.handle;
+		}
+		if (h[0] && h[1]) {
+			std::vector<drm_rbln_copy> copies(p.value / kPiece,
+							  drm_rbln_copy{h[0], h[1], 0, 0, kPiece});
+			drm_rbln_submit s{};
+			s.engine = DRM_RBLN_ENGINE_NEURAL_DMA;
+			copies.push_back({h[0], h[1], 0, 0, 1});
+			fill(s, copies);
+			int over = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
+			fail_if_accepted(!over, [&] {
+				return fmt::format("SUBMIT on {} of {} bytes, one over the job limit",
+						   f->node, p.value + 1);
+			});
+			if (!over)
+				f->seqnos.push_back(s.seqno);
+			copies.pop_back();
+			fill(s, copies);
+			int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
+			stats().record(Op::HugeJob, err);
+			if (!err && !s.ended) {
+				f->seqnos.push_back(s.seqno);
+				if (chance(30))
+					wait_for(*f, s.seqno, 2000000000);
+			}
+		}
+		for (uint32_t handle : h)
+			if (handle) {
+				drm_gem_close c{};
+				c.handle = handle;
+				call(f->fd, DRM_IOCTL_GEM_CLOSE, &c);
+			}
+		after(*f, 0);
+	}
+
+	// Job A signals point 1 of a new timeline syncobj, job B waits for it
+	// (on another engine, or the same); B's end is counted as the pair's.
+	void timeline_chain()
+	{
+		drm_rbln_submit a{}, b{};
+		std::vector<drm_rbln_copy> ca, cb;
+		File *f = prepare_job(a, ca);
+		if (!f || !valid_job(*f, b, cb))
+			return;
+		fill(b, cb);
+		drm_syncobj_create c{};
+		if (call(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+			return;
+		drm_rbln_sync wait{c.handle, 0, 1};
+		a.out_sync = {c.handle, 0, 1};
+		b.in_syncs = reinterpret_cast<uintptr_t>(&wait);
+		b.in_sync_count = 1;
+		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &a);
+		if (!err && !a.ended)
+			f->seqnos.push_back(a.seqno);
+		if (!err)
+			err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &b);
+		if (!err && b.ended) {
+			stats().record(Op::TimelineChain, -b.status);
+		} else if (!err) {
+			f->seqnos.push_back(b.seqno);
+			f->timeline_ends.push_back(b.seqno);
+			wait_for(*f, b.seqno, 2000000000);
+		}
+		drm_syncobj_destroy d{};
+		d.handle = c.handle;
+		call(f->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+		after(*f, err);
 	}
 
 	// Exports a buffer and imports it into another open file (maybe another

@@ -192,7 +192,7 @@ std::string text(const char *s) { return s; }
 const std::vector<Pin> &pins()
 {
 	static const std::vector<Pin> all = {
-		PIN(DRM_RBLN_UAPI_VERSION, 13),
+		PIN(DRM_RBLN_UAPI_VERSION, 17),
 		PIN(DRM_RBLN_UAPI_COMPAT_VERSION, 1),
 		PIN(DRM_RBLN_PCI_VENDOR_ID, 0x1eff),
 
@@ -355,6 +355,7 @@ constexpr struct {
 } kReleased[] = {
 	{12, 0x7a9efb74d8579398},
 	{13, 0x2cf4e484df932301},
+	{17, 0x2cf4e484df932301},	/* the same constants: per-user limits, said in the text */
 };
 
 } // namespace

@@ -27,11 +27,14 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		13	/* 13: per-job byte limit; SUBMIT's
+#define DRM_RBLN_UAPI_VERSION		17	/* 13: per-job byte limit; SUBMIT's
 						 * full table is -ENOSPC; dependency
 						 * errors through timeline points and
 						 * sync_files; per-file buffer limits;
-						 * mmap offsets made by BO_INFO */
+						 * mmap offsets made by BO_INFO.
+						 * 17: per-user buffer limits; the
+						 * file's and user's limits are
+						 * checked before anything else */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -204,6 +207,17 @@ struct drm_rbln_device_info {
  * 65536); -EDQUOT: with this buffer, its handles would hold more than
  * file_max_bytes bytes of buffers, device and host memory, lazy or placed
  * (default 256 GiB).  Close handles (DRM_IOCTL_GEM_CLOSE) to make room.
+ *
+ * Per user limits (since interface version 17), for BO_CREATE only: every
+ * buffer it makes counts against the calling user (uid) from its creation
+ * until it is freed, on all rbln devices together, whatever file or dma-buf
+ * holds it by then: more files or exporting and closing do not escape them.
+ * -EMFILE: the user has user_max_buffers such buffers already (default
+ * 262144); -EDQUOT: with this one they would hold more than user_max_bytes
+ * bytes (default 256 GiB, a quarter of a device's mmap offsets, so no one
+ * user can take them all).  The file's and the user's limits are checked
+ * before any memory is reserved or placed (also since 17): a refused create
+ * changes nothing.  Importing another user's dma-buf charges it no more.
  */
 #define DRM_RBLN_HOST_BO_MAX		(1ULL << 30)
 
