@@ -298,3 +298,98 @@ TEST_F(Containerd, DeviceSpecsAloneWithoutCdiOrShimGiveExactlyItsNpu)
 	expect_only_npu1(r);
 	EXPECT_NE(r.out.find("visible=\n"), std::string::npos) << r.out;
 }
+
+namespace {
+
+// Debian 12's dockerd (20.10, no CDI, no --validate) on the daemon.json that
+// `rbln-ctk runtime configure --runtime docker --config` wrote: it loads it
+// (runtime rbln), and `docker run --runtime rbln -e RBLN_VISIBLE_DEVICES=1`
+// gives the container NPU 1 only.  No network: --bridge none, no iptables;
+// everything of dockerd's (data, exec root, socket, pid file) in /tmp.
+class Docker : public Containerd {
+protected:
+	static inline std::string ddir_, docker_, dlog_;
+	static inline pid_t dockerd_ = -1;
+
+	static void SetUpTestSuite()
+	{
+		char tmpl[] = "/tmp/rbln-docker-XXXXXX";
+		ddir_ = ::mkdtemp(tmpl);
+		dlog_ = ddir_ + "/dockerd.log";
+		const std::string config = ddir_ + "/daemon.json";
+		std::ofstream(config) << fmt::format(R"({{
+    "data-root": "{0}/data",
+    "exec-root": "{0}/exec",
+    "pidfile": "{0}/docker.pid",
+    "hosts": ["unix://{0}/docker.sock"],
+    "bridge": "none",
+    "iptables": false,
+    "ip6tables": false,
+    "storage-driver": "vfs",
+    "exec-opts": ["native.cgroupdriver=cgroupfs"]
+}}
+)", ddir_);
+		const std::string ctk = build_dir() + "/cmake/tools/rbln-ctk";
+		auto conf = run_shell(fmt::format("{}/rbln-ctk runtime configure --runtime docker --config {} "
+						  "--runtime-path {}/rbln-container-runtime 2>&1", ctk, config, ctk));
+		ASSERT_EQ(conf.exit, 0) << conf.out;
+
+		std::ofstream(ddir_ + "/ctk.yaml") << "runtime: runc\naccept-env-unprivileged: true\n";
+		::setenv("RBLN_CTK_CONFIG", (ddir_ + "/ctk.yaml").c_str(), 1);
+		dockerd_ = spawn({"/bin/sh", "-c",
+				  fmt::format("exec dockerd --config-file {} >>{} 2>&1 </dev/null", config, dlog_)});
+		::unsetenv("RBLN_CTK_CONFIG");
+		ASSERT_GT(dockerd_, 0);
+		docker_ = fmt::format("docker -H unix://{}/docker.sock", ddir_);
+		bool up = false;
+		for (int i = 0; i < 600 && !up; i++) {
+			up = run_shell(docker_ + " version >/dev/null 2>&1").exit == 0;
+			if (!up)
+				std::this_thread::sleep_for(100ms);
+		}
+		ASSERT_TRUE(up) << "dockerd did not serve within 60 s:\n" << slurp(dlog_);
+
+		const std::string podman = isolated_podman(ddir_ + "/podman");
+		make_bare_rootfs(ddir_ + "/rootfs");
+		auto image = run_shell(fmt::format("tar -C {0}/rootfs -cf {0}/bare.tar . && {1} import {0}/bare.tar {2} "
+						   ">/dev/null && {1} save --format docker-archive -o {0}/image.tar {2} "
+						   "&& {3} load -i {0}/image.tar 2>&1",
+						   ddir_, podman, kImage, docker_));
+		ASSERT_EQ(image.exit, 0) << image.out;
+	}
+
+	static void TearDownTestSuite()
+	{
+		if (dockerd_ > 0) {
+			const int status = terminate(dockerd_);
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				std::cerr << "dockerd's exit status " << status << "\n";
+		}
+		if (::testing::UnitTest::GetInstance()->current_test_suite()->Failed())
+			std::cerr << "dockerd's log:\n" << slurp(dlog_) << "\n";
+		run_shell("umount -R " + ddir_ + "/exec " + ddir_ + "/data 2>/dev/null");
+		fs::remove_all(ddir_);
+	}
+};
+
+} // namespace
+
+TEST_F(Docker, LoadsTheRblnRuntimeAndGivesExactlyItsNpu)
+{
+	const std::string shim = build_dir() + "/cmake/tools/rbln-ctk/rbln-container-runtime";
+	auto runtimes = run_shell(docker_ + " info --format '{{json .Runtimes}}' 2>&1");
+	ASSERT_EQ(runtimes.exit, 0) << runtimes.out;
+	EXPECT_NE(runtimes.out.find(fmt::format("\"rbln\":{{\"path\":\"{}\"", shim)), std::string::npos)
+		<< runtimes.out;
+
+	std::string binds;
+	for (const std::string &dir : {std::string("/usr"), build_dir()})
+		binds += fmt::format(" -v {0}:{0}:ro", dir);
+	auto r = run_shell(fmt::format("{} run --rm --runtime rbln --network none -e RBLN_VISIBLE_DEVICES=1{} {} "
+				       "/bin/sh -c '{}' 2>&1",
+				       docker_, binds, kImage, npu_script()));
+	ASSERT_EQ(r.exit, 0) << r.out;
+	expect_only_npu1(r);
+	EXPECT_NE(r.out.find("rbln1 |"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("visible=1\n"), std::string::npos) << r.out;
+}
