@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace rbln::test {
 
@@ -24,6 +25,17 @@ void make_bare_rootfs(const std::string &dir)
 	for (const char *lib : {"libc.so.6", "libm.so.6"})
 		fs::copy_file(fs::canonical(fs::path("/lib/x86_64-linux-gnu") / lib), root / "lib/x86_64-linux-gnu" / lib);
 	fs::copy_file(fs::canonical("/lib64/ld-linux-x86-64.so.2"), root / "lib64/ld-linux-x86-64.so.2");
+}
+
+std::string isolated_podman(const std::string &dir)
+{
+	fs::create_directories(dir + "/tmp");
+	std::ofstream(dir + "/containers.conf")
+		<< "[containers]\nlog_driver = \"k8s-file\"\n\n"
+		<< "[engine]\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n"
+		<< "image_copy_tmp_dir = \"" << dir << "/tmp\"\n";
+	return "CONTAINERS_CONF=" + dir + "/containers.conf TMPDIR=" + dir + "/tmp podman --root " + dir +
+	       "/storage --runroot " + dir + "/run --tmpdir " + dir + "/libpod --storage-driver vfs";
 }
 
 CommandResult generate_injected_spec(const std::string &output)

@@ -26,13 +26,7 @@ protected:
 	{
 		char tmpl[] = "/tmp/rbln-podman-XXXXXX";
 		dir_ = ::mkdtemp(tmpl);
-		fs::create_directories(dir_ + "/tmp");
-		std::ofstream(dir_ + "/containers.conf")
-			<< "[containers]\nlog_driver = \"k8s-file\"\n\n"
-			<< "[engine]\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n"
-			<< "image_copy_tmp_dir = \"" << dir_ << "/tmp\"\n";
-		podman_ = "CONTAINERS_CONF=" + dir_ + "/containers.conf TMPDIR=" + dir_ + "/tmp podman --root " +
-			  dir_ + "/storage --runroot " + dir_ + "/run --tmpdir " + dir_ + "/libpod --storage-driver vfs";
+		podman_ = isolated_podman(dir_);
 		make_bare_rootfs(dir_ + "/rootfs");
 		auto tar = run_shell("tar -C " + dir_ + "/rootfs -cf " + dir_ + "/bare.tar . 2>&1");
 		ASSERT_EQ(tar.exit, 0) << tar.out;

@@ -434,6 +434,10 @@ TEST(RuntimeConfig, ContainerdVersion2Layout)
 	// The device plugin's CDI annotation is let through to the shim.
 	for (const char *k : {"pod_annotations", "container_annotations"})
 		EXPECT_EQ(cri["containerd"]["runtimes"]["rbln"][k][0].value_or(""), std::string("cdi.k8s.io/*")) << k;
+	// containerd replaces config.toml's CRI section with the drop-in's: the
+	// drop-in carries config.toml's settings, and runc, which 1.6 needs.
+	EXPECT_EQ(cri["sandbox_image"].value_or(""), std::string("pause:3.9"));
+	EXPECT_EQ(cri["containerd"]["runtimes"]["runc"]["runtime_type"].value_or(""), std::string("io.containerd.runc.v2"));
 	// config.toml keeps its settings and imports the drop-ins.
 	EXPECT_EQ(main["version"].value_or(0), 2);
 	EXPECT_EQ(main["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"].value_or(""), std::string("pause:3.9"));
@@ -459,6 +463,26 @@ TEST(RuntimeConfig, ContainerdVersion3LayoutAndDefault)
 	EXPECT_EQ(main["imports"][1].value_or(""), std::string("/etc/containerd/conf.d/*.toml"));
 }
 
+// config.toml's own runc (systemd cgroups) and other runtimes survive in the
+// drop-in, which replaces that section when containerd imports it.
+TEST(RuntimeConfig, ContainerdDropInKeepsTheConfigsRuntimes)
+{
+	TempDir d;
+	d.file("etc/containerd/config.toml", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+					     "default_runtime_name = \"crun\"\n"
+					     "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.crun]\n"
+					     "runtime_type = \"io.containerd.runc.v2\"\n"
+					     "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
+					     "SystemdCgroup = true\n");
+	auto [dropin, main] = configure_containerd(d);
+	auto ctrd = dropin["plugins"]["io.containerd.grpc.v1.cri"]["containerd"];
+	EXPECT_EQ(ctrd["default_runtime_name"].value_or(""), std::string("crun"));
+	EXPECT_EQ(ctrd["runtimes"]["crun"]["runtime_type"].value_or(""), std::string("io.containerd.runc.v2"));
+	EXPECT_EQ(ctrd["runtimes"]["runc"]["options"]["SystemdCgroup"].value_or(false), true);
+	EXPECT_FALSE(ctrd["runtimes"]["runc"]["runtime_type"]) << "config.toml's runc is kept as it is";
+	EXPECT_EQ(ctrd["runtimes"]["rbln"]["options"]["BinaryName"].value_or(""), std::string("/opt/shim"));
+}
+
 TEST(RuntimeConfig, ContainerdWithoutConfigGetsVersion2)
 {
 	TempDir d;
@@ -472,6 +496,40 @@ TEST(RuntimeConfig, ContainerdWithoutConfigGetsVersion2)
 	e.file("etc/containerd/config.toml", mine);
 	configure_containerd(e);
 	EXPECT_EQ(read((e.path / "etc/containerd/config.toml").string()), mine);
+}
+
+// --config: a config.toml elsewhere (the VM's containerd runs on one in /tmp)
+// gets its drop-in in conf.d/ beside it, imported by that absolute path;
+// daemon.json likewise; engines configured by drop-in directories refuse it.
+TEST(RuntimeConfig, ConfigAtAnotherPath)
+{
+	TempDir d;
+	const std::string config = d.file("engine/config.toml", "version = 2\nroot = \"/tmp/x/root\"\n");
+	RuntimeOptions o{"containerd", "/opt/shim", "/", false, config};
+	auto plan = plan_runtime_config(o);
+	ASSERT_EQ(plan.size(), 2u);
+	EXPECT_EQ(plan[0].path, (d.path / "engine/conf.d/99-rbln.toml").string());
+	EXPECT_EQ(plan[1].path, config);
+	for (auto &c : plan)
+		apply_change(c);
+	auto main = parse_toml(read(config));
+	EXPECT_EQ(main["imports"][0].value_or(""), (d.path / "engine/conf.d/*.toml").string());
+	EXPECT_EQ(main["root"].value_or(""), std::string("/tmp/x/root"));
+	EXPECT_TRUE(plan_runtime_config(o).empty()) << "not idempotent";
+
+	auto docker = plan_runtime_config({"docker", "/opt/shim", "/", false, (d.path / "daemon.json").string()});
+	ASSERT_EQ(docker.size(), 1u);
+	EXPECT_EQ(docker[0].path, (d.path / "daemon.json").string());
+
+	for (const char *engine : {"crio", "podman"}) {
+		try {
+			plan_runtime_config({engine, "/opt/shim", "/", false, config});
+			ADD_FAILURE() << engine << " took --config";
+		} catch (const Error &e) {
+			EXPECT_NE(std::string(e.what()).find("--config " + config), std::string::npos) << e.what();
+			EXPECT_NE(std::string(e.what()).find("use --root"), std::string::npos) << e.what();
+		}
+	}
 }
 
 TEST(RuntimeConfig, CrioAndPodmanDropIns)

@@ -320,6 +320,8 @@ int main(int argc, char **argv)
 	configure->add_option("--runtime-path", ro.shim_path, "the shim")->capture_default_str();
 	configure->add_option("--root", ro.root, "configure the files under DIR instead of /")
 		->check(CLI::ExistingDirectory);
+	configure->add_option("--config", ro.config, "containerd's config.toml or docker's daemon.json at "
+			      "this path instead of under --root (containerd's drop-in goes to conf.d/ beside it)");
 	configure->add_flag("--set-as-default", ro.set_as_default, "make rbln the engine's default runtime");
 	configure->add_flag("--dry-run", rc_dry_run, "show the diff only");
 	configure->callback([&] { action = [&] { return runtime_configure(ro, rc_dry_run); }; });

@@ -57,12 +57,31 @@ toml::array toml_strings(std::initializer_list<std::string> items)
 	return a;
 }
 
+// @from's keys into @to, tables merged key by key, any other value replaced.
+void merge_into(toml::table &to, const toml::table &from)
+{
+	for (const auto &[key, value] : from) {
+		auto *sub = to.get_as<toml::table>(key);
+		if (sub && value.is_table())
+			merge_into(*sub, *value.as_table());
+		else
+			to.insert_or_assign(key, value);
+	}
+}
+
 // The drop-in for containerd's CRI plugin in the layout of config @version:
 // 2 (containerd 1.x: io.containerd.grpc.v1.cri) or 3 (containerd 2.x:
-// io.containerd.cri.v1.runtime).
-toml::table containerd_dropin(const RuntimeOptions &o, int64_t version)
+// io.containerd.cri.v1.runtime).  containerd replaces a plugin's whole
+// section with an imported file's, so the drop-in carries config.toml's
+// section of that plugin (@config) with rbln's keys added, and the runc
+// runtime when config.toml has none: 1.6 without it refuses to load the CRI
+// plugin ("no corresponding runtime configured ... runc").
+toml::table containerd_dropin(const RuntimeOptions &o, int64_t version, const toml::table &config)
 {
 	const std::string plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	toml::table cri;
+	if (const auto *mine = config["plugins"][plugin].as_table())
+		cri = *mine;
 	// The CRI plugin passes a pod's annotations to the runtime only where
 	// allowed (containerd >= 1.5 for containers', 1.4 for pods'): the CDI
 	// annotation of the device plugin must reach rbln-container-runtime.
@@ -73,15 +92,26 @@ toml::table containerd_dropin(const RuntimeOptions &o, int64_t version)
 	toml::table containerd{{"runtimes", toml::table{{"rbln", runtime}}}};
 	if (o.set_as_default)
 		containerd.insert("default_runtime_name", "rbln");
-	toml::table cri{{"enable_cdi", true}, {"cdi_spec_dirs", toml_strings({"/etc/cdi", "/var/run/cdi"})},
-			{"containerd", containerd}};
+	merge_into(cri, toml::table{{"enable_cdi", true},
+				    {"cdi_spec_dirs", toml_strings({"/etc/cdi", "/var/run/cdi"})},
+				    {"containerd", containerd}});
+	auto *runtimes = cri["containerd"]["runtimes"].as_table();
+	if (!runtimes->contains("runc"))
+		runtimes->insert("runc", toml::table{{"runtime_type", "io.containerd.runc.v2"}});
 	return toml::table{{"version", version}, {"plugins", toml::table{{plugin, cri}}}};
 }
 
 std::vector<FileChange> containerd(const RuntimeOptions &o)
 {
-	const std::string glob = "/etc/containerd/conf.d/*.toml";
-	FileChange main = change(o.root + "etc/containerd/config.toml", "");
+	// The drop-in directory beside config.toml, named as containerd will
+	// read it: by / for the default file (under --root it becomes /), else
+	// by the given file's absolute directory.
+	const fs::path config_path = o.config.empty() ? fs::path(o.root) / "etc/containerd/config.toml"
+						      : fs::absolute(o.config);
+	const std::string dropin_dir = o.config.empty() ? "/etc/containerd/conf.d"
+							: (config_path.parent_path() / "conf.d").string();
+	const std::string glob = dropin_dir + "/*.toml";
+	FileChange main = change(config_path.string(), "");
 	toml::table config;
 	try {
 		config = toml::parse(main.before, main.path);
@@ -115,8 +145,16 @@ std::vector<FileChange> containerd(const RuntimeOptions &o)
 	else
 		main.after = main.before;
 
-	std::vector<FileChange> out = {change(o.root + "etc/containerd/conf.d/99-rbln.toml",
-					      header() + toml_text(containerd_dropin(o, version)))};
+	const std::string dropin = o.config.empty() ? o.root + "etc/containerd/conf.d/99-rbln.toml"
+						    : dropin_dir + "/99-rbln.toml";
+	std::vector<FileChange> out = {change(dropin,
+					      header() +
+						      fmt::format("# It carries config.toml's {} section as well (containerd replaces "
+								  "a plugin's\n# whole section with an imported file's): run "
+								  "rbln-ctk runtime configure again after editing it.\n",
+								  version >= 3 ? "io.containerd.cri.v1.runtime"
+									       : "io.containerd.grpc.v1.cri") +
+						      toml_text(containerd_dropin(o, version, config)))};
 	if (main.after != main.before)
 		out.push_back(main);
 	return out;
@@ -145,7 +183,7 @@ std::vector<FileChange> podman(const RuntimeOptions &o)
 
 std::vector<FileChange> docker(const RuntimeOptions &o)
 {
-	FileChange c = change(o.root + "etc/docker/daemon.json", "");
+	FileChange c = change(o.config.empty() ? o.root + "etc/docker/daemon.json" : o.config, "");
 	nlohmann::ordered_json config = nlohmann::ordered_json::object();
 	if (c.exists && c.before.find_first_not_of(" \t\r\n") != std::string::npos) {
 		try {
@@ -182,6 +220,10 @@ std::vector<FileChange> plan_runtime_config(const RuntimeOptions &opt)
 	if (o.root.empty() || o.root.back() != '/')
 		o.root += '/';
 	std::vector<FileChange> changes;
+	if (!o.config.empty() && o.runtime != "containerd" && o.runtime != "docker")
+		refuse(fmt::format("--config {}: only containerd's config.toml and docker's daemon.json can be "
+				   "given; {} is configured through its drop-in directory (use --root)",
+				   o.config, o.runtime));
 	if (o.runtime == "containerd")
 		changes = containerd(o);
 	else if (o.runtime == "crio" || o.runtime == "cri-o")

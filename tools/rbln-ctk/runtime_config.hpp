@@ -5,7 +5,9 @@
 //
 //   containerd  /etc/containerd/conf.d/99-rbln.toml in the layout of
 //               config.toml's version (2: containerd 1.x, 3: containerd 2.x),
-//               imported from config.toml (read and written with toml++)
+//               imported from config.toml (read and written with toml++); it
+//               carries config.toml's CRI plugin section too, since containerd
+//               replaces a plugin's section with an imported file's whole
 //   crio        /etc/crio/crio.conf.d/99-rbln.conf (CDI is on by default)
 //   docker      /etc/docker/daemon.json (no drop-ins: edited, with a backup)
 //   podman      /etc/containers/containers.conf.d/99-rbln.conf (CDI built in)
@@ -31,6 +33,10 @@ struct RuntimeOptions {
 	std::string shim_path = "/usr/bin/rbln-container-runtime";
 	std::string root = "/";		// prefix of every path (tests, image builds)
 	bool set_as_default = false;	// make rbln the engine's default runtime
+	// containerd's config.toml or docker's daemon.json at another path than
+	// the default under root; containerd's drop-in then goes to conf.d/ beside
+	// it, imported by that absolute path.  Empty: the default.
+	std::string config = {};
 };
 
 // The files to write for @opt.  Throws rbln::Error (invalid_argument) for an
