@@ -192,7 +192,11 @@ struct rbln_hw_ops {
  */
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 
-/* Errors the backend reports. */
+/*
+ * Errors the backend reports, from process context (a threaded interrupt
+ * handler or a work item): they log, send the status uevent and events,
+ * which allocate and may sleep.
+ */
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet);
 /* A chiplet stopped (@lost) or came back: its engines refuse jobs meanwhile. */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost);
