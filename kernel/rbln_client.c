@@ -25,6 +25,7 @@
 #include "rbln_gem.h"
 #include "rbln_job.h"
 #include "rbln_test_point.h"
+#include "rbln_times.h"
 
 #define RBLN_CLIENT_ENTRY_MAX	4096
 
@@ -33,6 +34,7 @@ static void rbln_client_release(struct kref *ref)
 	struct rbln_client *client = container_of(ref, struct rbln_client, ref);
 
 	put_pid(client->creator);
+	rbln_times_free(client);
 	xa_destroy(&client->jobs);
 	mutex_destroy(&client->lock);
 	kfree(client);

@@ -20,6 +20,7 @@ struct drm_file;
 struct drm_sched_entity;
 struct pid;
 struct rbln_device;
+struct rbln_times;
 
 /* The state of one open file; jobs keep it alive until they are done. */
 struct rbln_client {
@@ -47,6 +48,7 @@ struct rbln_client {
 	wait_queue_head_t idle;		/* inflight reached 0 */
 	bool closing;			/* set under lock: no job starts any more */
 	atomic64_t engine_busy_ns[DRM_RBLN_ENGINE_COUNT];
+	struct rbln_times *times;	/* its jobs' device times, once it asked (rbln_times.c) */
 
 	/*
 	 * Its scheduler entities, one per engine it scheduled a job on

@@ -21,6 +21,7 @@
 #include "rbln_hw.h"
 #include "rbln_job.h"
 #include "rbln_test_point.h"
+#include "rbln_times.h"
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)
 int (*rbln_test_point_hook)(enum rbln_test_point_id point);
@@ -78,6 +79,7 @@ RBLN_IOCTL_CHECKED(rbln_ioctl_list_clients)
 RBLN_IOCTL_CHECKED(rbln_ioctl_reclaim)
 RBLN_IOCTL_CHECKED(rbln_ioctl_reset)
 RBLN_IOCTL_GUARDED(rbln_ioctl_device_status)
+RBLN_IOCTL_CHECKED(rbln_ioctl_job_times)
 
 #define RBLN_IOCTL_DEF(name, func) \
 	DRM_IOCTL_DEF_DRV(name, func##_checked, DRM_RENDER_ALLOW)
@@ -97,6 +99,7 @@ static const struct drm_ioctl_desc rbln_ioctls[] = {
 	RBLN_IOCTL_DEF(RBLN_RESET, rbln_ioctl_reset),
 	RBLN_IOCTL_DEF(RBLN_DEVICE_STATUS, rbln_ioctl_device_status),
 	RBLN_IOCTL_DEF(RBLN_SUBMIT_BATCH, rbln_ioctl_submit_batch),
+	RBLN_IOCTL_DEF(RBLN_JOB_TIMES, rbln_ioctl_job_times),
 };
 
 /* Other files stop seeing a client before the DRM core frees its handles. */

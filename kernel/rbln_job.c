@@ -48,6 +48,7 @@
 #include "rbln_job.h"
 #include "rbln_sync.h"
 #include "rbln_test_point.h"
+#include "rbln_times.h"
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
@@ -268,9 +269,13 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 	u64 now, busy;
 
 	job->status = status;
-	if (!job->started)
+	if (!job->started) {
+		if (job->want_times)
+			job->end_ns = ktime_get_ns();
 		return;
+	}
 	now = rbln_busy_end(&engine->chiplet->rdev->busy);
+	job->end_ns = now;
 	rbln_job_trace(job, trace_rbln_job_complete);
 	busy = now - job->start_ns;
 	atomic64_add(busy, &engine->busy_ns);
@@ -286,6 +291,9 @@ static void rbln_job_end_work(struct work_struct *work)
 	if (job->timed_out)
 		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
+	/* Before WAIT can return for it: then its record is there. */
+	if (job->want_times)
+		rbln_times_record(job);
 	if (!job->status)
 		rbln_job_forget(client, job->seqno, job);	/* succeeded: nobody needs to find it */
 	if (atomic_dec_and_test(&client->inflight))
@@ -310,7 +318,14 @@ void rbln_job_end(struct rbln_job *job, int status)
 	if (job->hw_fence) {
 		if (status)
 			dma_fence_set_error(job->hw_fence, status);
-		dma_fence_signal(job->hw_fence);
+		/*
+		 * Stamped with the engine's end, not the moment of the signal: on
+		 * a loaded CPU the signal can come after the next job started.
+		 */
+		if (job->started)
+			dma_fence_signal_timestamp(job->hw_fence, ns_to_ktime(job->end_ns));
+		else
+			dma_fence_signal(job->hw_fence);
 	}
 	dma_fence_end_signalling(cookie);
 }
@@ -708,7 +723,7 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	bool ended;
 	int ret, idx;
 
-	if (args->flags & ~DRM_RBLN_SUBMIT_REPORT_END || args->reserved || args->reserved2 ||
+	if (args->flags & ~DRM_RBLN_SUBMIT_FLAGS || args->reserved || args->reserved2 ||
 	    !args->copy_count ||
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
 	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE ||
@@ -728,6 +743,10 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
+	if (args->flags & DRM_RBLN_SUBMIT_TIMES) {
+		job->want_times = true;
+		job->submit_ns = ktime_get_ns();
+	}
 	ret = rbln_job_read_in_syncs(job, file, args);
 	if (!ret)
 		ret = rbln_out_sync_prepare(&out, file, &args->out_sync);
@@ -745,8 +764,13 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	mutex_lock(&client->lock);
 	job->seqno = client->last_seqno + 1;
 	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;
-	ret = rbln_job_launch(client, job, &ended);
+	ret = job->want_times ? rbln_times_enable(client) : 0;
+	if (!ret)
+		ret = rbln_job_launch(client, job, &ended);
 	if (!ret) {
+		/* A job that ran inside SUBMIT has no end work: its record goes now. */
+		if (job->want_times && !job->scheduled)
+			rbln_times_record(job);
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
 		args->ended = ended;

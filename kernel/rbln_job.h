@@ -45,9 +45,12 @@ struct rbln_job {
 	bool scheduled;			/* base was initialised */
 	bool started;			/* given to the engine: busy time runs */
 	bool timed_out;			/* ended by the timeout handler */
+	bool want_times;		/* DRM_RBLN_SUBMIT_TIMES: a record when it ends */
 	unsigned long ended;		/* bit 0: ended, exactly once */
 	int status;
 	u64 start_ns;
+	u64 submit_ns;			/* want_times only */
+	u64 end_ns;			/* want_times, or it ran */
 	struct work_struct end_work;	/* what its end does outside the signalling path */
 	struct work_struct free_work;	/* scheduled jobs: free_job's part, in rbln_job_wq */
 	struct completion end_done;	/* buffers and bookkeeping done (WAIT waits for it) */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "device_state.h"
+#include "profile/recorder.h"
 #include "rbln_drm.h"
 
 namespace rbln {
@@ -24,6 +25,7 @@ DeviceState::~DeviceState()
 {
 	if (fd < 0)
 		return;
+	profile::detail::device_closing(*this);
 	// Closing the file would free them too, but not while a dup() of it lives.
 	syncobjs.clear(*this);
 	::close(fd);

@@ -18,6 +18,7 @@ struct JobState {
 	bool waits_for_jobs = false;	// submitted with dependencies: a failure may be theirs
 	bool ended = false;		// ended inside SUBMIT (REPORT_END): nothing left to ask
 	int ended_status = 0;		// then its result: 0 or a negative errno
+	uint64_t profile_id = 0;	// its id in the profiler's trace; 0: not profiled
 	std::atomic<bool> failure_reported{false};	// a wait threw ended_status: once
 	// The jobs before this one of a transfer split at the driver's job limit
 	// (Device::submit); waiting for it waits for them and reports their failure.

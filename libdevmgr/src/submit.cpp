@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "job_state.h"
+#include "profile/recorder.h"
 #include "rbln_drm.h"
 #include "small_vector.h"
 
@@ -146,6 +147,15 @@ public:
 		}
 		if (state->has_syncobjs())
 			out_.emplace(*state);
+		if (profile::detail::active()) {
+			profile::detail::check_environment();
+			job_->profile_id = profile::detail::next_job_id();
+			for (const Job &a : after)
+				if (a.state_->profile_id)
+					profile_after_.push_back(a.state_->profile_id);
+			for (const Copy &c : copies)
+				bytes_ += c.size;
+		}
 	}
 
 	// Also waits for @earlier, a job of the same batch submitted before it.
@@ -154,6 +164,8 @@ public:
 		need_syncobjs(*dev_, **state_);
 		detail::check_dependency_count(**state_, in_.syncs().size() + 1);
 		in_.add_same_file(earlier.out_->get());
+		if (earlier.job_->profile_id)
+			profile_after_.push_back(earlier.job_->profile_id);
 	}
 
 	drm_rbln_submit args() const
@@ -168,6 +180,9 @@ public:
 		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
 		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
 		a.flags = state.reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
+		// Profiled: the driver keeps its device times for us (interface 14).
+		if (job_->profile_id && state.uapi_version >= 14)
+			a.flags |= DRM_RBLN_SUBMIT_TIMES;
 		a.in_syncs = reinterpret_cast<uintptr_t>(in_.syncs().data());
 		a.in_sync_count = uint32_t(in_.syncs().size());
 		a.out_sync.handle = out_ ? out_->get() : 0;
@@ -199,6 +214,15 @@ public:
 		job_->waits_for_jobs = !in_.syncs().empty();
 		job_->ended = state.reports_end() && done.ended;
 		job_->ended_status = job_->ended ? done.status : 0;
+		if (job_->profile_id) {
+			try {
+				profile::detail::job_submitted(*job_->dev, job_->profile_id, done.seqno,
+							       unsigned(engine_), chiplet_, label_, bytes_,
+							       profile_after_, submit_ns_);
+			} catch (...) {
+				// The job went in; a profiler out of memory must not lose it.
+			}
+		}
 		return Job(std::move(job_), done.seqno, engine_, chiplet_);
 	}
 
@@ -212,6 +236,11 @@ private:
 	InSyncs in_;
 	std::optional<detail::PooledSyncobj> out_;
 	std::shared_ptr<detail::JobState> job_;
+	// The profiler's view (profiling on only): what it waited for, its size,
+	// and when it was handed over (the driver's own time replaces it).
+	std::vector<uint64_t> profile_after_;
+	uint64_t bytes_ = 0;
+	uint64_t submit_ns_ = profile::detail::active() ? profile::detail::monotonic_ns() : 0;
 };
 
 } // namespace detail

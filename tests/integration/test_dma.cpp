@@ -235,7 +235,7 @@ TEST_F(Dma, BadSubmitsAreRejected)
 		last_seqno = a.seqno;
 		return 0;
 	};
-	EXPECT_EQ(raw([](auto &a) { a.flags = 1u << 1; }), EINVAL) << "unknown flag";
+	EXPECT_EQ(raw([](auto &a) { a.flags = 1u << 2; }), EINVAL) << "unknown flag (bit 1 is SUBMIT_TIMES since 14)";
 	EXPECT_EQ(raw([](auto &a) { a.reserved = 1; }), EINVAL) << "reserved";
 	EXPECT_EQ(raw([](auto &a) { a.copy_count = 0; }), EINVAL) << "no copies";
 	EXPECT_EQ(raw([](auto &a) { a.copy_count = DRM_RBLN_MAX_COPIES + 1; }), EINVAL) << "too many";
@@ -523,7 +523,7 @@ TEST_F(Dma, SubmitReportsAJobThatEndedInsideIt)
 	EXPECT_EQ(wait_job(fd, s.seqno), -ETIMEDOUT);
 	ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma 0"), 0);
 
-	EXPECT_EQ(submit_reporting(1u << 1, s), EINVAL) << "unknown flag";
+	EXPECT_EQ(submit_reporting(1u << 2, s), EINVAL) << "unknown flag (bit 1 is SUBMIT_TIMES since 14)";
 	free_buffer(fd, a);
 	free_buffer(fd, b);
 }

@@ -154,7 +154,7 @@ TEST_F(Memory, BadCreateIsRejectedAndChangesNothing)
 		{"host buffer with a chiplet", {.size = 4096, .flags = DRM_RBLN_BO_HOST, .chiplet = 1, .handle = 0, .reserved = 0}, EINVAL},
 		{"host buffer too large", {.size = DRM_RBLN_HOST_BO_MAX + 4096, .flags = DRM_RBLN_BO_HOST, .chiplet = 0, .handle = 0, .reserved = 0}, E2BIG},
 		{"larger than the device", {.size = 1ull << 30, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 0}, ENOSPC},
-		// The limits come first: a refused create reserves nothing (interface 17).
+		// The limits come first: a refused create reserves nothing (interface 14).
 		{"over file_max_bytes", {.size = 1ull << 40, .flags = 0, .chiplet = 0, .handle = 0, .reserved = 0}, EDQUOT},
 	};
 	for (const auto &row : rows) {

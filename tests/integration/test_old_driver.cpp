@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "rbln/devmgr.hpp"
+#include "rbln/profile.hpp"
 #include "devmgr_error_of.h"
 #include "rbln_drm.h"
 
@@ -79,6 +80,26 @@ TEST(OldDriver, JobsRunAndAreWaitedFor)
 		EXPECT_TRUE(last.done());
 		EXPECT_TRUE(c.intact()) << size << " bytes";
 	}
+}
+
+// A profiled region on a driver without device times (before 14): the jobs
+// run as ever (SUBMIT gets no flag it does not know) and the run's file is
+// still written, its jobs at their submit.
+TEST(OldDriver, ProfilingWorksWithoutDeviceTimes)
+{
+	char dir[] = "/tmp/rbln-old-profile-XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir));
+	std::string file;
+	{
+		rbln::profile::Session run(dir);
+		Chain c(k4K);
+		c.dev.submit(Engine::neural_dma, 1, {{c.src, c.mid, 0, 0, k4K}}, "i0_0_W0_load").wait(10s);
+		file = run.end();
+	}
+	ASSERT_FALSE(file.empty());
+	EXPECT_EQ(access(file.c_str(), R_OK), 0) << file;
+	// The whole trace is written at exit, into the same directory.
+	unlink(file.c_str());
 }
 
 // Before interface 13 there is no job limit: a transfer goes as one job,

@@ -396,7 +396,7 @@ private:
 			s.engine = DRM_RBLN_ENGINE_COUNT + static_cast<uint32_t>(below(10));
 			why = "no such engine";
 			break;
-		default: s.flags = 2U << below(31); why = "unknown flag"; break;	// not REPORT_END
+		default: s.flags = 4U << below(30); why = "unknown flag"; break;	// not REPORT_END nor TIMES
 		}
 		int err = call(f->fd, DRM_IOCTL_RBLN_SUBMIT, &s);
 		stats().record(Op::SubmitBroken, err);

@@ -118,6 +118,28 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_wait, status, 20);
 }
 
+TEST(UapiAbi, JobTimesLayouts)
+{
+	EXPECT_EQ(sizeof(drm_rbln_job_time), 48u);
+	EXPECT_FIELD(drm_rbln_job_time, seqno, 0);
+	EXPECT_FIELD(drm_rbln_job_time, submit_ns, 8);
+	EXPECT_FIELD(drm_rbln_job_time, start_ns, 16);
+	EXPECT_FIELD(drm_rbln_job_time, end_ns, 24);
+	EXPECT_FIELD(drm_rbln_job_time, status, 32);
+	EXPECT_FIELD(drm_rbln_job_time, flags, 36);
+	EXPECT_FIELD(drm_rbln_job_time, chiplet, 40);
+	EXPECT_FIELD(drm_rbln_job_time, engine, 44);
+
+	EXPECT_EQ(sizeof(drm_rbln_job_times), 32u);
+	EXPECT_FIELD(drm_rbln_job_times, entries, 0);
+	EXPECT_FIELD(drm_rbln_job_times, count, 8);
+	EXPECT_FIELD(drm_rbln_job_times, entry_size, 12);
+	EXPECT_FIELD(drm_rbln_job_times, flags, 16);
+	EXPECT_FIELD(drm_rbln_job_times, lost, 20);
+	EXPECT_FIELD(drm_rbln_job_times, pending, 24);
+	EXPECT_FIELD(drm_rbln_job_times, reserved, 28);
+}
+
 TEST(UapiAbi, ClientUsageLayout)
 {
 	using T = drm_rbln_client_usage;
@@ -192,7 +214,7 @@ std::string text(const char *s) { return s; }
 const std::vector<Pin> &pins()
 {
 	static const std::vector<Pin> all = {
-		PIN(DRM_RBLN_UAPI_VERSION, 17),
+		PIN(DRM_RBLN_UAPI_VERSION, 14),
 		PIN(DRM_RBLN_UAPI_COMPAT_VERSION, 1),
 		PIN(DRM_RBLN_PCI_VENDOR_ID, 0x1eff),
 
@@ -210,6 +232,7 @@ const std::vector<Pin> &pins()
 		PIN(DRM_RBLN_RESET, 0x0b),
 		PIN(DRM_RBLN_DEVICE_STATUS, 0x0c),
 		PIN(DRM_RBLN_SUBMIT_BATCH, 0x0d),
+		PIN(DRM_RBLN_JOB_TIMES, 0x0e),
 		PIN(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440),
 		PIN(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441),
 		PIN(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442),
@@ -228,6 +251,7 @@ const std::vector<Pin> &pins()
 		PIN(DRM_IOCTL_RBLN_RESET, 0xc008644b),
 		PIN(DRM_IOCTL_RBLN_DEVICE_STATUS, 0xc040644c),
 		PIN(DRM_IOCTL_RBLN_SUBMIT_BATCH, 0xc020644d),
+		PIN(DRM_IOCTL_RBLN_JOB_TIMES, 0xc020644e),
 
 		PIN(DRM_RBLN_SKU_UNKNOWN, 0),
 		PIN(DRM_RBLN_SKU_ATOM, 1),
@@ -280,6 +304,11 @@ const std::vector<Pin> &pins()
 		PIN(DRM_RBLN_MAX_INFLIGHT, 256),
 		PIN(DRM_RBLN_MAX_IN_SYNCS, 64),
 		PIN(DRM_RBLN_SUBMIT_REPORT_END, 1u << 0),
+		PIN(DRM_RBLN_SUBMIT_TIMES, 1u << 1),
+		PIN(DRM_RBLN_SUBMIT_FLAGS, 0x3),
+		PIN(DRM_RBLN_JOB_TIME_RAN, 1u << 0),
+		PIN(DRM_RBLN_JOB_TIME_TIMED_OUT, 1u << 1),
+		PIN(DRM_RBLN_JOB_TIMES_RING, 4096),
 		PIN(DRM_RBLN_MAX_BATCH, 64),
 
 		PIN(DRM_RBLN_CLIENT_ACQUIRED, 1u << 0),
@@ -330,6 +359,8 @@ const std::vector<Pin> &pins()
 		SIZE(drm_rbln_reclaim, 24),
 		SIZE(drm_rbln_device_status, 64),
 		SIZE(drm_rbln_reset, 8),
+		SIZE(drm_rbln_job_time, 48),
+		SIZE(drm_rbln_job_times, 32),
 	};
 	return all;
 }
@@ -355,7 +386,7 @@ constexpr struct {
 } kReleased[] = {
 	{12, 0x7a9efb74d8579398},
 	{13, 0x2cf4e484df932301},
-	{17, 0x2cf4e484df932301},	/* the same constants: per-user limits, said in the text */
+	{14, 0x7dc38e3eb09ec4e3},	/* job times; per-user limits (said in the text) */
 };
 
 } // namespace

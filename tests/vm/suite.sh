@@ -14,7 +14,8 @@ echo "suite: setting up the node ($RBLN_KO_PARAMS)"
 setup_node || { echo "suite: FAILED: node setup"; exit 1; }
 
 fail=0
-for t in "$build"/cmake/tests/integration/rbln_integration_tests "$build"/cmake/tests/abi/rbln_abi_tests \
+for t in "$build"/cmake/tests/integration/rbln_integration_tests \
+	 "$build"/cmake/tests/integration/rbln_profiler_tests "$build"/cmake/tests/abi/rbln_abi_tests \
 	 "$build"/cmake/tests/k8s/rbln_k8s_tests; do
 	case " ${RBLN_SUITE_ONLY:-$(basename "$t")} " in
 	*" $(basename "$t") "*) ;;

@@ -400,6 +400,19 @@ RBLN_API int rbln_event_listener_fd(const rbln_event_listener *listener);
 RBLN_API rbln_status rbln_event_next(rbln_event_listener *listener, int timeout_ms,
 				     rbln_event *event);
 
+/*
+ * The profiler (rbln/profile.hpp): a profiled region is one run, written as
+ * rbln_{date}_{time}_N.pb into @output_dir (NULL: RBLN_PROFILER_DIR, else the
+ * current directory) when it ends; RBLN_PROFILER=1 profiles the whole
+ * process without any call.  rbln_profile_end writes the run's file and puts
+ * its path (empty if it recorded no job) into @path, @path_size bytes.
+ */
+RBLN_API rbln_status rbln_profile_begin(const char *output_dir, unsigned *run);
+RBLN_API rbln_status rbln_profile_end(unsigned run, char *path, size_t path_size);
+/* "i{instance}_{sequence}_W{workload}" into @buf: the label prefix of a workload's jobs. */
+RBLN_API rbln_status rbln_profile_label(unsigned instance, unsigned sequence, unsigned workload,
+					char *buf, size_t buf_size);
+
 #ifdef __cplusplus
 }
 #endif

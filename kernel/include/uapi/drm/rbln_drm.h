@@ -27,14 +27,16 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		17	/* 13: per-job byte limit; SUBMIT's
+#define DRM_RBLN_UAPI_VERSION		14	/* 14: device times of a file's own
+						 * jobs (SUBMIT_TIMES, JOB_TIMES);
+						 * per-user buffer limits; the file's
+						 * and user's limits are checked
+						 * before anything else.
+						 * 13: per-job byte limit; SUBMIT's
 						 * full table is -ENOSPC; dependency
 						 * errors through timeline points and
 						 * sync_files; per-file buffer limits;
-						 * mmap offsets made by BO_INFO.
-						 * 17: per-user buffer limits; the
-						 * file's and user's limits are
-						 * checked before anything else */
+						 * mmap offsets made by BO_INFO. */
 #define DRM_RBLN_UAPI_COMPAT_VERSION	1
 
 #define DRM_RBLN_PCI_VENDOR_ID		0x1eff
@@ -53,6 +55,7 @@ extern "C" {
 #define DRM_RBLN_RESET			0x0b
 #define DRM_RBLN_DEVICE_STATUS		0x0c
 #define DRM_RBLN_SUBMIT_BATCH		0x0d
+#define DRM_RBLN_JOB_TIMES		0x0e
 
 #define DRM_IOCTL_RBLN_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_GET_PARAM, struct drm_rbln_get_param)
@@ -82,6 +85,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_DEVICE_STATUS, struct drm_rbln_device_status)
 #define DRM_IOCTL_RBLN_SUBMIT_BATCH \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_SUBMIT_BATCH, struct drm_rbln_submit_batch)
+#define DRM_IOCTL_RBLN_JOB_TIMES \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RBLN_JOB_TIMES, struct drm_rbln_job_times)
 
 /* Products.  Numbers are stable; 0 never names a product. */
 enum drm_rbln_sku {
@@ -208,7 +213,7 @@ struct drm_rbln_device_info {
  * file_max_bytes bytes of buffers, device and host memory, lazy or placed
  * (default 256 GiB).  Close handles (DRM_IOCTL_GEM_CLOSE) to make room.
  *
- * Per user limits (since interface version 17), for BO_CREATE only: every
+ * Per user limits (since interface version 14), for BO_CREATE only: every
  * buffer it makes counts against the calling user (uid) from its creation
  * until it is freed, on all rbln devices together, whatever file or dma-buf
  * holds it by then: more files or exporting and closing do not escape them.
@@ -343,6 +348,13 @@ struct drm_rbln_sync {
  * returns status 0).  Otherwise .ended is 0: wait as usual.
  */
 #define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
+/*
+ * Since interface version 14: when the job ends, its device times go to this
+ * file's ring for DRM_IOCTL_RBLN_JOB_TIMES (a profiler's; see there).  Jobs
+ * without the flag cost nothing and are not recorded.
+ */
+#define DRM_RBLN_SUBMIT_TIMES		(1U << 1)
+#define DRM_RBLN_SUBMIT_FLAGS		(DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES)
 
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
@@ -406,6 +418,55 @@ struct drm_rbln_submit_batch {
 	__u32 flags;		/* in: must be 0 */
 	__u32 submitted;	/* out: elements submitted, from the first */
 	__s32 error;		/* out: why element .submitted was not, or 0 */
+	__u32 reserved;		/* in: must be 0 */
+};
+
+/*
+ * Device times of one job submitted with DRM_RBLN_SUBMIT_TIMES, all in
+ * CLOCK_MONOTONIC nanoseconds (clock_gettime(CLOCK_MONOTONIC) of user space):
+ * submit_ns when SUBMIT took it; start_ns when its engine started it (the
+ * scheduler ran it, or it ran inside SUBMIT); end_ns when it ended (the
+ * hardware fence's timestamp).  A job that never
+ * ran on its engine (cancelled, or failed because an input failed) has no
+ * DRM_RBLN_JOB_TIME_RAN and start_ns == end_ns, the moment it was ended.
+ * submit_ns <= start_ns <= end_ns always.
+ */
+#define DRM_RBLN_JOB_TIME_RAN		(1U << 0)	/* it ran on its engine */
+#define DRM_RBLN_JOB_TIME_TIMED_OUT	(1U << 1)	/* ended by the timeout (engine reset) */
+
+struct drm_rbln_job_time {
+	__u64 seqno;		/* as SUBMIT returned it */
+	__u64 submit_ns;
+	__u64 start_ns;
+	__u64 end_ns;
+	__s32 status;		/* as WAIT's: 0 or a negative errno */
+	__u32 flags;		/* DRM_RBLN_JOB_TIME_* */
+	__u32 chiplet;		/* as submitted */
+	__u32 engine;		/* enum drm_rbln_engine */
+};
+
+/* Records a file keeps until it reads them; later ones are counted in .lost. */
+#define DRM_RBLN_JOB_TIMES_RING		4096
+
+/*
+ * DRM_IOCTL_RBLN_JOB_TIMES (since interface version 14): takes the oldest
+ * records of this file's ended SUBMIT_TIMES jobs, in the order they ended,
+ * out of its ring.  Only the file's own jobs are there, so no privilege is
+ * needed.  A job's record is there once WAIT returned for it (or once it
+ * ended inside SUBMIT).  Fills up to .count entries of .entry_size bytes (>=
+ * sizeof(struct drm_rbln_job_time), at most 4096; a larger element's tail is
+ * zeroed) and sets .count to the number written, .pending to those left in
+ * the ring, and .lost to the records dropped since the last call because the
+ * ring held DRM_RBLN_JOB_TIMES_RING already.  -EINVAL: flags, reserved or a
+ * bad entry_size; -EFAULT: bad pointer (the records not written stay).
+ */
+struct drm_rbln_job_times {
+	__u64 entries;		/* in: pointer to count elements of entry_size bytes */
+	__u32 count;		/* in: room; out: entries written */
+	__u32 entry_size;	/* in: sizeof(struct drm_rbln_job_time) of the caller */
+	__u32 flags;		/* in: must be 0 */
+	__u32 lost;		/* out: records dropped, ring full, since the last call */
+	__u32 pending;		/* out: records still in the ring */
 	__u32 reserved;		/* in: must be 0 */
 };
 

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device times of a file's jobs.  A job submitted with DRM_RBLN_SUBMIT_TIMES
+ * notes its submit time; when it has ended, its end work (or SUBMIT, for a
+ * job that ran inside it) puts one record into the file's ring.  The start
+ * is when run_job gave it to the engine: that is when 6.1's scheduler
+ * signals the "scheduled" fence, but 6.12's signals it only after run_job
+ * returned, possibly after a small job's end, so its timestamp is not used.
+ * The end is the hardware fence's timestamp, which rbln_job_end() stamps
+ * with the engine's end (the work may run before that fence is signalled:
+ * then the same time, from the job).  The ring is made on
+ * the first such job, so files that never ask pay nothing.
+ *
+ * Writers only append (a full ring drops the new record and counts it);
+ * only JOB_TIMES takes records out, one reader at a time, copying a few
+ * records out of the spinlock before it lets them go, so user memory is
+ * never touched under a lock that a job's end takes.
+ */
+#include <linux/dma-fence.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+
+#include "rbln_client.h"
+#include "rbln_device.h"
+#include "rbln_job.h"
+#include "rbln_times.h"
+
+#define RBLN_TIMES_ENTRY_MAX	4096
+#define RBLN_TIMES_CHUNK	8	/* records copied out per lock round */
+
+struct rbln_times {
+	spinlock_t lock;		/* head, count, lost */
+	struct mutex reader;		/* one JOB_TIMES at a time */
+	u32 head;			/* oldest record */
+	u32 count;
+	u32 lost;
+	struct drm_rbln_job_time *ring;	/* DRM_RBLN_JOB_TIMES_RING records */
+};
+
+int rbln_times_enable(struct rbln_client *client)
+{
+	struct rbln_times *times;
+
+	lockdep_assert_held(&client->lock);
+	if (client->times)
+		return 0;
+	times = kzalloc(sizeof(*times), GFP_KERNEL_ACCOUNT);
+	if (!times)
+		return -ENOMEM;
+	/* An array of bookkeeping, as a job's copies: charged to the file's cgroup. */
+	times->ring = kvcalloc(DRM_RBLN_JOB_TIMES_RING, sizeof(*times->ring), GFP_KERNEL_ACCOUNT);
+	if (!times->ring) {
+		kfree(times);
+		return -ENOMEM;
+	}
+	spin_lock_init(&times->lock);
+	mutex_init(&times->reader);
+	/* Readers look without client->lock: the ring is whole before they see it. */
+	smp_store_release(&client->times, times);
+	return 0;
+}
+
+void rbln_times_free(struct rbln_client *client)
+{
+	if (!client->times)
+		return;
+	mutex_destroy(&client->times->reader);
+	kvfree(client->times->ring);
+	kfree(client->times);
+	client->times = NULL;
+}
+
+/* A signalled fence's time, or @fallback for one not (yet) signalled. */
+static u64 rbln_fence_time_ns(struct dma_fence *fence, u64 fallback)
+{
+	if (fence && test_bit(DMA_FENCE_FLAG_TIMESTAMP_BIT, &fence->flags))
+		return ktime_to_ns(fence->timestamp);
+	return fallback;
+}
+
+void rbln_times_record(struct rbln_job *job)
+{
+	struct rbln_times *times = job->client->times;
+	struct drm_rbln_job_time rec = {
+		.seqno = job->seqno,
+		.submit_ns = job->submit_ns,
+		.status = job->status,
+		.chiplet = job->engine->chiplet->index,
+		.engine = job->engine->kind,
+	};
+	u64 start = job->start_ns, end = job->end_ns;
+
+	if (WARN_ON_ONCE(!times))
+		return;
+	if (job->scheduled)
+		end = rbln_fence_time_ns(job->hw_fence, end);
+	if (job->started)
+		rec.flags |= DRM_RBLN_JOB_TIME_RAN;
+	else
+		start = end;
+	if (job->timed_out)
+		rec.flags |= DRM_RBLN_JOB_TIME_TIMED_OUT;
+	/* Clocks read at different places: keep the documented order. */
+	rec.start_ns = max(start, rec.submit_ns);
+	rec.end_ns = max(end, rec.start_ns);
+	if (!job->started)
+		rec.start_ns = rec.end_ns;
+
+	spin_lock(&times->lock);
+	if (times->count < DRM_RBLN_JOB_TIMES_RING) {
+		times->ring[(times->head + times->count) % DRM_RBLN_JOB_TIMES_RING] = rec;
+		times->count++;
+	} else {
+		times->lost++;
+	}
+	spin_unlock(&times->lock);
+}
+
+int rbln_ioctl_job_times(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct rbln_client *client = file->driver_priv;
+	struct drm_rbln_job_times *args = data;
+	struct rbln_times *times = smp_load_acquire(&client->times);
+	char __user *uptr = u64_to_user_ptr(args->entries);
+	struct drm_rbln_job_time chunk[RBLN_TIMES_CHUNK];
+	u32 room = args->count, written = 0, tail;
+	int ret = 0;
+
+	if (args->flags || args->reserved || args->entry_size < sizeof(chunk[0]) ||
+	    args->entry_size > RBLN_TIMES_ENTRY_MAX)
+		return -EINVAL;
+	args->count = 0;
+	args->lost = 0;
+	args->pending = 0;
+	if (!times)
+		return 0;		/* no SUBMIT_TIMES job yet */
+	tail = args->entry_size - sizeof(chunk[0]);
+
+	mutex_lock(&times->reader);
+	while (written < room) {
+		u32 n, i;
+
+		spin_lock(&times->lock);
+		n = min3(room - written, times->count, (u32)RBLN_TIMES_CHUNK);
+		for (i = 0; i < n; i++)
+			chunk[i] = times->ring[(times->head + i) % DRM_RBLN_JOB_TIMES_RING];
+		spin_unlock(&times->lock);
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			char __user *slot = uptr + (size_t)(written + i) * args->entry_size;
+
+			if (copy_to_user(slot, &chunk[i], sizeof(chunk[i])) ||
+			    clear_user(slot + sizeof(chunk[i]), tail)) {
+				ret = -EFAULT;
+				break;
+			}
+		}
+		/* Only what reached user space leaves the ring. */
+		spin_lock(&times->lock);
+		times->head = (times->head + i) % DRM_RBLN_JOB_TIMES_RING;
+		times->count -= i;
+		spin_unlock(&times->lock);
+		written += i;
+		if (ret)
+			break;
+	}
+	spin_lock(&times->lock);
+	args->lost = times->lost;
+	times->lost = 0;
+	args->pending = times->count;
+	spin_unlock(&times->lock);
+	mutex_unlock(&times->reader);
+	args->count = written;
+	return ret;
+}

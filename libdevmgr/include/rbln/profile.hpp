@@ -1,0 +1,118 @@
+// The profiler: every DMA job of this process recorded with its device times
+// (interface 14) and written as a Perfetto trace, grouped device -> chiplet ->
+// engine, with an arrow for every dependency.
+//
+//   RBLN_PROFILER=1 ./app                  # the whole process is run 0
+//   { rbln::profile::Session run("out"); ... }   // one run: out/rbln_{date}_{time}_N.pb
+//
+// When the process exits (or the library is unloaded) rbln_{date}_{time}.pb
+// holds the whole trace, in RBLN_PROFILER_DIR or the current directory.
+// Files appear atomically: written under a temporary name, then renamed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#pragma GCC visibility push(default)
+
+namespace rbln::profile {
+
+// A switch value as RBLN_PROFILER takes it: 1/ON/TRUE/YES (any case) is on,
+// 0/OFF/FALSE/NO or empty off; anything else is nullopt.
+std::optional<bool> parse_switch(std::string_view value);
+// Whether RBLN_PROFILER switches profiling on; throws rbln::Error
+// (invalid_argument) naming the bad value and the valid ones.
+bool env_enabled();
+
+// "i{instance}_{sequence}_W{workload}", and with @what "..._W{workload}_{what}":
+// the prefix that gathers what every chiplet did for one workload.
+std::string label(unsigned instance, unsigned sequence, unsigned workload, std::string_view what = {});
+
+// A profiled region: one run, written to its own numbered file when it ends.
+class Session {
+public:
+	// @output_dir: where its file goes (default RBLN_PROFILER_DIR, else ".").
+	explicit Session(std::string output_dir = {});
+	~Session();
+	Session(const Session &) = delete;
+	Session &operator=(const Session &) = delete;
+	// Ends the run now and returns the path of its file (empty if it recorded nothing).
+	std::string end();
+	unsigned run() const { return run_; }
+
+private:
+	unsigned run_;
+	bool ended_ = false;
+};
+
+// Marks a workload: the trace's Device Workload track gets the slice
+// "i{instance}_{sequence}_Device Workload_{workload}" over the device times
+// of the jobs whose label starts with label(instance, sequence, workload).
+void workload(unsigned device, unsigned instance, unsigned sequence, unsigned workload);
+
+// Writes what is recorded so far as the whole trace now; returns its path
+// (empty if nothing was recorded).  Also done at exit.
+std::string flush();
+
+// ---- The trace model, shared by the in-process profiler and rbln-smi trace ----
+
+struct TraceDevice {
+	unsigned index = 0;
+	std::string name;		// as rbln-smi shows it: "rbln1 RBLN-CR03"
+	unsigned chiplets = 1;		// 1: an ATOM, no chiplet groups
+};
+
+struct TraceJob {
+	uint64_t id = 0;		// unique in the trace; dependencies name it
+	unsigned device = 0;		// TraceDevice::index
+	unsigned chiplet = 0;
+	unsigned engine = 0;		// enum drm_rbln_engine
+	std::string label;
+	uint64_t bytes = 0;
+	uint32_t pid = 0;
+	std::string command;
+	uint64_t seqno = 0;
+	int status = 0;			// 0 or a negative errno
+	bool timed_out = false;
+	bool device_times = true;	// start/end from the driver (false: not known)
+	uint64_t submit_ns = 0, start_ns = 0, end_ns = 0;	// CLOCK_MONOTONIC
+	std::vector<uint64_t> after;	// ids of the jobs it waited for
+};
+
+struct TraceCounter {
+	unsigned device = 0;
+	std::optional<unsigned> chiplet;	// memory per chiplet; none: the device's utilisation
+	uint64_t ts_ns = 0;
+	double value = 0;
+};
+
+struct TraceWorkload {
+	unsigned device = 0, instance = 0, sequence = 0, workload = 0;
+};
+
+struct Trace {
+	std::vector<TraceDevice> devices;
+	std::vector<TraceJob> jobs;
+	std::vector<TraceCounter> memory_used;	// bytes, per chiplet
+	std::vector<TraceCounter> utilization;	// percent, per device
+	std::vector<TraceWorkload> workloads;
+	uint64_t realtime_ns = 0, monotonic_ns = 0;	// one instant on both clocks
+};
+
+// The engine's track name ("Neural DMA", ...) and its rank in the seed's order.
+std::string engine_track_name(unsigned engine);
+// Perfetto's protobuf (perfetto_trace.proto) and Chrome's trace-event JSON.
+std::string to_perfetto(const Trace &trace);
+std::string to_chrome_json(const Trace &trace);
+// Writes @bytes to @path atomically (a temporary name in the same directory,
+// then rename); throws rbln::Error naming the path.
+void write_file_atomically(const std::string &path, std::string_view bytes);
+// "rbln_{YYYYMMDD}_{HHMMSS}" of the local time @realtime_ns.
+std::string file_stem(uint64_t realtime_ns);
+
+} // namespace rbln::profile
+
+#pragma GCC visibility pop

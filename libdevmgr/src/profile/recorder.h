@@ -1,0 +1,37 @@
+// The in-process recorder behind RBLN_PROFILER and rbln::profile::Session:
+// what submit.cpp and job.cpp tell it, and when it asks the driver for the
+// device times of this process's jobs (DRM_IOCTL_RBLN_JOB_TIMES).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace rbln::detail {
+struct DeviceState;
+}
+
+namespace rbln::profile::detail {
+
+// Profiling is on (the environment or a Session): one relaxed load, the
+// whole cost of the profiler when it is off.
+extern std::atomic<bool> g_active;
+inline bool active() { return g_active.load(std::memory_order_relaxed); }
+// Throws rbln::Error for a bad RBLN_PROFILER, once per process, at the first submit.
+void check_environment();
+
+// A job id for a job about to be submitted (never 0).
+uint64_t next_job_id();
+// SUBMIT took job @id: its description, for the trace.  Its times come from
+// the driver later: every 1024 jobs, when its device closes, and when a file
+// is written.
+void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
+		   unsigned chiplet, std::string_view label, uint64_t bytes,
+		   const std::vector<uint64_t> &after, uint64_t submit_ns);
+// @dev closes: what the driver still holds for it is taken first.
+void device_closing(rbln::detail::DeviceState &dev);
+
+uint64_t monotonic_ns();
+
+} // namespace rbln::profile::detail

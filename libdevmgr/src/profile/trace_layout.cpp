@@ -1,0 +1,157 @@
+// The track layout of a trace, as the seed's users read it: one group per
+// device, under it Chiplet 0..3 (none on an ATOM), under each only the engine
+// tracks that ran something, in the seed's order; a Device Workload track.
+#include <algorithm>
+#include <cstring>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "trace_layout.h"
+#include "rbln_drm.h"
+
+namespace rbln::profile {
+
+std::string engine_track_name(unsigned engine)
+{
+	switch (engine) {
+	case DRM_RBLN_ENGINE_NEURAL_DMA:
+		return "Neural DMA";
+	case DRM_RBLN_ENGINE_TASK_DMA:
+		return "Task DMA";
+	case DRM_RBLN_ENGINE_EXTERNAL_HDMA:
+		return "External HDMA";
+	case DRM_RBLN_ENGINE_DEVICE_HDMA:
+		return "Device HDMA";
+	default:
+		return fmt::format("Engine {}", engine);
+	}
+}
+
+} // namespace rbln::profile
+
+namespace rbln::profile::detail {
+
+// The seed's track order in a chiplet: Neural Engine Clusters, Neural DMA,
+// Task DMA, External HDMA, Device HDMA, Device Sync, General Compute Engine.
+static int engine_rank(unsigned engine)
+{
+	switch (engine) {
+	case DRM_RBLN_ENGINE_NEURAL_DMA:
+		return 1;
+	case DRM_RBLN_ENGINE_TASK_DMA:
+		return 2;
+	case DRM_RBLN_ENGINE_EXTERNAL_HDMA:
+		return 3;
+	case DRM_RBLN_ENGINE_DEVICE_HDMA:
+		return 4;
+	default:
+		return 10 + int(engine);
+	}
+}
+
+static uint64_t device_uuid(unsigned device) { return uint64_t(device + 1) << 32; }
+// The parent of a chiplet's tracks: its group, or the device on an ATOM.
+static uint64_t chiplet_base(const TraceDevice &d, unsigned chiplet)
+{
+	return d.chiplets > 1 ? device_uuid(d.index) | uint64_t(chiplet + 1) << 16 : device_uuid(d.index);
+}
+
+std::string status_name(int status)
+{
+	if (!status)
+		return "ok";
+	const char *name = strerrorname_np(-status);
+	return name ? name : fmt::format("error {}", status);
+}
+
+std::string slice_name(const TraceJob &job)
+{
+	std::string name = job.label.empty()
+		? fmt::format("{} job {}", engine_track_name(job.engine), job.seqno) : job.label;
+	if (job.timed_out)
+		name += " [TIMED OUT]";
+	else if (job.status)
+		name += fmt::format(" [FAILED {}]", status_name(job.status));
+	return name;
+}
+
+Layout layout(const Trace &trace)
+{
+	Layout out;
+	std::set<std::tuple<unsigned, unsigned, unsigned>> ran;
+	for (const TraceJob &j : trace.jobs)
+		ran.insert({j.device, j.chiplet, j.engine});
+	std::set<unsigned> with_memory, with_utilization;
+	for (const TraceCounter &c : trace.memory_used)
+		with_memory.insert(c.device);
+	for (const TraceCounter &c : trace.utilization)
+		with_utilization.insert(c.device);
+
+	int device_rank = 0;
+	for (const TraceDevice &d : trace.devices) {
+		const uint64_t dev = device_uuid(d.index);
+		out.tracks.push_back({dev, 0, d.name, device_rank++, true});
+		out.tracks.push_back({dev | 0xfff0, dev, "Device Workload", 0});
+		for (unsigned c = 0; c < d.chiplets; c++) {
+			const uint64_t base = chiplet_base(d, c);
+			if (d.chiplets > 1)
+				out.tracks.push_back({base, dev, fmt::format("Chiplet {}", c), int(c) + 1, true});
+			for (unsigned e = 0; e < DRM_RBLN_ENGINE_COUNT; e++)
+				if (ran.contains({d.index, c, e}))
+					out.tracks.push_back({base | (e + 1), base, engine_track_name(e),
+							      engine_rank(e)});
+			if (with_memory.contains(d.index)) {
+				Track m{base | 0x100, base, "Memory used", 100};
+				m.counter = Track::Counter::bytes;
+				out.tracks.push_back(m);
+				out.memory_track[{d.index, int(c)}] = m.uuid;
+			}
+		}
+		if (with_utilization.contains(d.index)) {
+			Track u{dev | 0xfff1, dev, "Utilization", 200};
+			u.counter = Track::Counter::percent;
+			out.tracks.push_back(u);
+			out.utilization_track[d.index] = u.uuid;
+		}
+	}
+	std::map<unsigned, const TraceDevice *> devices;
+	for (const TraceDevice &d : trace.devices)
+		devices[d.index] = &d;
+	for (const TraceJob &j : trace.jobs)
+		if (devices.contains(j.device))
+			out.job_track[j.id] = chiplet_base(*devices[j.device], j.chiplet) | (j.engine + 1);
+
+	// Workloads: those marked and those the labels name, each over its jobs' device times.
+	std::set<std::tuple<unsigned, unsigned, unsigned, unsigned>> marked;
+	for (const TraceWorkload &w : trace.workloads)
+		marked.insert({w.device, w.instance, w.sequence, w.workload});
+	static const std::regex prefix(R"(^i(\d+)_(\d+)_W(\d+)(_|$))");
+	std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, std::pair<uint64_t, uint64_t>> spans;
+	for (const TraceJob &j : trace.jobs) {
+		std::smatch m;
+		if (!std::regex_search(j.label, m, prefix))
+			continue;
+		const auto key = std::tuple{j.device, unsigned(std::stoul(m[1])), unsigned(std::stoul(m[2])),
+					    unsigned(std::stoul(m[3]))};
+		marked.insert(key);
+		auto [it, fresh] = spans.try_emplace(key, j.start_ns, j.end_ns);
+		if (!fresh) {
+			it->second.first = std::min(it->second.first, j.start_ns);
+			it->second.second = std::max(it->second.second, j.end_ns);
+		}
+	}
+	for (const auto &key : marked) {
+		const auto &[dev, inst, seq, wl] = key;
+		if (!spans.contains(key) || !devices.contains(dev))
+			continue;	// a marked workload without jobs has no span
+		out.workloads.push_back({device_uuid(dev) | 0xfff0,
+					 fmt::format("i{}_{}_Device Workload_{}", inst, seq, wl),
+					 spans[key].first, spans[key].second});
+	}
+	std::ranges::sort(out.workloads, {}, &WorkloadSpan::start_ns);
+	return out;
+}
+
+} // namespace rbln::profile::detail

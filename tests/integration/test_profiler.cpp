@@ -1,0 +1,356 @@
+// The profiler against the real module: the example workload recorded with
+// RBLN_PROFILER=1 (as root and as an unprivileged member of group rbln) and
+// with rbln::profile::Session in this process; each file decoded by protoc
+// against the project's .proto and checked for the seed's layout, every job
+// once, engine tracks without overlaps, a flow for every dependency,
+// counters; a hung engine's timeout shows as a failed slice; a killed
+// process leaves no file under a final name.  Linked with the static
+// libdevmgr: the profiler and the generated messages are this process's own.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include "perfetto_trace.pb.h"
+#include "rbln/devmgr.hpp"
+#include "rbln/profile.hpp"
+#include "rbln_test_util.h"
+
+namespace fs = std::filesystem;
+namespace pb = rbln::trace;
+using namespace rbln::test;
+
+namespace {
+
+// A fresh directory anyone may write (the unprivileged run writes there too).
+fs::path scratch(const std::string &name)
+{
+	fs::path d = fs::temp_directory_path() / fmt::format("rbln-profiler-{}-{}", name, getpid());
+	fs::remove_all(d);
+	fs::create_directories(d);
+	fs::permissions(d, fs::perms::all);
+	return d;
+}
+
+std::vector<std::string> files_in(const fs::path &dir)
+{
+	std::vector<std::string> names;
+	for (const auto &e : fs::directory_iterator(dir))
+		names.push_back(e.path().filename().string());
+	std::ranges::sort(names);
+	return names;
+}
+
+// protoc --decode, then the text parsed by libprotobuf's TextFormat.
+pb::Trace decode(const fs::path &file)
+{
+	const fs::path proto(RBLN_TRACE_PROTO);
+	const std::string cmd = fmt::format("protoc --decode=rbln.trace.Trace --proto_path={} {} < {}",
+					    proto.parent_path().string(), proto.filename().string(), file.string());
+	FILE *p = ::popen(cmd.c_str(), "r");
+	EXPECT_TRUE(p) << cmd;
+	std::string text;
+	char buf[65536];
+	for (size_t n; p && (n = fread(buf, 1, sizeof(buf), p)) > 0;)
+		text.append(buf, n);
+	EXPECT_EQ(p ? ::pclose(p) : -1, 0) << cmd;
+	pb::Trace t;
+	EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &t)) << file;
+	return t;
+}
+
+struct Slice {
+	std::string name;
+	uint64_t track, begin, end;
+	std::map<std::string, std::string> args;
+	std::vector<uint64_t> flows_out, flows_in;
+};
+
+// What a trace holds, by track and slice.
+struct Summary {
+	std::map<uint64_t, pb::TrackDescriptor> tracks;
+	std::vector<Slice> slices;
+	size_t counters = 0;
+
+	explicit Summary(const pb::Trace &t)
+	{
+		std::map<uint64_t, std::vector<size_t>> open;	// track -> slices begun
+		for (const auto &p : t.packet()) {
+			if (p.has_track_descriptor())
+				tracks[p.track_descriptor().uuid()] = p.track_descriptor();
+			if (!p.has_track_event())
+				continue;
+			const auto &e = p.track_event();
+			if (e.type() == pb::TrackEvent::TYPE_COUNTER) {
+				counters++;
+			} else if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+				Slice s{e.name(), e.track_uuid(), p.timestamp(), 0, {}, {}, {}};
+				for (const auto &a : e.debug_annotations())
+					s.args[a.name()] = a.has_string_value() ? a.string_value()
+										: std::to_string(a.uint_value());
+				s.flows_out.assign(e.flow_ids().begin(), e.flow_ids().end());
+				s.flows_in.assign(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
+				open[e.track_uuid()].push_back(slices.size());
+				slices.push_back(std::move(s));
+			} else if (e.type() == pb::TrackEvent::TYPE_SLICE_END) {
+				auto &stack = open[e.track_uuid()];
+				EXPECT_FALSE(stack.empty()) << "an end without a begin";
+				if (stack.empty())
+					continue;
+				slices[stack.back()].end = p.timestamp();
+				stack.pop_back();
+			}
+		}
+	}
+	const pb::TrackDescriptor *named(const std::string &name, uint64_t parent) const
+	{
+		for (const auto &[u, d] : tracks)
+			if (d.name() == name && d.parent_uuid() == parent)
+				return &d;
+		return nullptr;
+	}
+	std::vector<const Slice *> on(uint64_t track) const
+	{
+		std::vector<const Slice *> out;
+		for (const Slice &s : slices)
+			if (s.track == track)
+				out.push_back(&s);
+		return out;
+	}
+};
+
+// The example's jobs per workload: input, embedding, 3 weights on each of
+// chiplets 1-3, 3 gathers, the layernorm weight, the output.
+constexpr size_t kJobsPerWorkload = 1 + 1 + 9 + 3 + 1 + 1;
+// Its dependencies: embedding <- input; 9 weights <- embedding; each gather
+// <- its chiplet's 3 weights; layernorm <- embedding; output <- 4 jobs.
+constexpr size_t kDepsPerWorkload = 1 + 9 + 9 + 1 + 4;
+
+// The checks of the issue on one file of the example's @workloads workloads.
+void check_example_trace(const Summary &s, size_t workloads)
+{
+	const auto *dev = s.named("rbln1 RBLN-CR03", 0);
+	ASSERT_TRUE(dev) << "the device group, named as rbln-smi shows it";
+	EXPECT_EQ(dev->child_ordering(), pb::TrackDescriptor::EXPLICIT);
+	std::vector<uint64_t> chiplet(4);
+	for (unsigned c = 0; c < 4; c++) {
+		const auto *g = s.named(fmt::format("Chiplet {}", c), dev->uuid());
+		ASSERT_TRUE(g) << c;
+		chiplet[c] = g->uuid();
+	}
+	std::map<uint64_t, std::set<std::string>> engines;
+	for (const auto &[u, d] : s.tracks)
+		if (std::ranges::count(chiplet, d.parent_uuid()) && !d.has_counter())
+			engines[d.parent_uuid()].insert(d.name());
+	EXPECT_EQ(engines[chiplet[0]], (std::set<std::string>{"Task DMA", "External HDMA"}));
+	for (unsigned c = 1; c < 4; c++)
+		EXPECT_EQ(engines[chiplet[c]], (std::set<std::string>{"Neural DMA"})) << "chiplet " << c;
+
+	const auto *wl = s.named("Device Workload", dev->uuid());
+	ASSERT_TRUE(wl);
+	size_t jobs = 0, weights = 0;
+	std::set<std::string> labels;
+	const std::regex name(R"(^i[01]_0_W\d+_.+)");
+	for (const Slice &sl : s.slices) {
+		if (sl.track == wl->uuid()) {
+			EXPECT_TRUE(std::regex_match(sl.name, std::regex(R"(^i[01]_0_Device Workload_\d+$)"))) << sl.name;
+			continue;
+		}
+		jobs++;
+		EXPECT_TRUE(std::regex_match(sl.name, name)) << sl.name;
+		EXPECT_TRUE(labels.insert(sl.name + "@" + std::to_string(sl.track)).second ||
+			    sl.name.find("weight") != std::string::npos) << "twice: " << sl.name;
+		if (sl.name.find("q_proj.weight") != std::string::npos) {
+			weights++;
+			EXPECT_EQ(sl.args.at("bytes"), std::to_string(64 << 10));
+		}
+		EXPECT_EQ(sl.args.at("status"), "ok");
+		EXPECT_EQ(sl.args.at("command"), "rbln-example-re") << "the process's comm";
+		EXPECT_LE(sl.begin, sl.end);
+	}
+	EXPECT_EQ(jobs, kJobsPerWorkload * workloads);
+	EXPECT_EQ(weights, 3 * workloads) << "one q_proj slice per chiplet 1-3 per workload";
+	EXPECT_EQ(s.on(wl->uuid()).size(), workloads);
+	// Per engine track: in time order, none overlapping the one before.
+	for (const auto &[u, d] : s.tracks) {
+		if (d.has_counter() || u == wl->uuid())
+			continue;
+		uint64_t last_end = 0;
+		for (const Slice *sl : s.on(u)) {
+			EXPECT_LE(last_end, sl->begin) << d.name() << ": " << sl->name << " overlaps the one before";
+			last_end = sl->end;
+		}
+	}
+	// Flows: each starts once and ends once, one per dependency; into each
+	// output from its gathers and layernorm only.
+	std::map<uint64_t, const Slice *> from, to;
+	for (const Slice &sl : s.slices) {
+		for (uint64_t f : sl.flows_out)
+			EXPECT_TRUE(from.emplace(f, &sl).second);
+		for (uint64_t f : sl.flows_in)
+			EXPECT_TRUE(to.emplace(f, &sl).second);
+	}
+	EXPECT_EQ(from.size(), kDepsPerWorkload * workloads);
+	EXPECT_EQ(to.size(), from.size());
+	for (const auto &[f, dst] : to) {
+		ASSERT_TRUE(from.contains(f));
+		const Slice *src = from[f];
+		EXPECT_LE(src->end, dst->begin) << src->name << " -> " << dst->name << ": started before its input ended";
+		if (dst->name.ends_with("_output")) {
+			EXPECT_TRUE(src->name.find("gather") != std::string::npos ||
+				    src->name.find("layernorm") != std::string::npos) << src->name;
+		}
+	}
+	EXPECT_GT(s.counters, 0u) << "memory and utilisation counters";
+}
+
+int run_example(const fs::path &dir, const std::vector<std::string> &extra = {})
+{
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		std::vector<std::string> args = {RBLN_TEST_EXAMPLE, "--npu", "1", "--workloads", "3"};
+		args.insert(args.end(), extra.begin(), extra.end());
+		std::vector<char *> argv;
+		for (auto &a : args)
+			argv.push_back(a.data());
+		argv.push_back(nullptr);
+		::setenv("RBLN_PROFILER", "on", 1);
+		::setenv("RBLN_PROFILER_DIR", dir.c_str(), 1);
+		::execv(argv[0], argv.data());
+		_exit(127);
+	}
+	int status = 0;
+	::waitpid(pid, &status, 0);
+	return status;
+}
+
+} // namespace
+
+TEST(Profiler, TheExampleWithRblnProfilerGivesTheWholeAndTheRunFile)
+{
+	const fs::path dir = scratch("env");
+	ASSERT_EQ(run_example(dir), 0);
+	const auto names = files_in(dir);
+	ASSERT_EQ(names.size(), 2u) << fmt::format("{}", fmt::join(names, " "));
+	const std::regex whole(R"(^rbln_\d{8}_\d{6}\.pb$)"), run(R"(^rbln_\d{8}_\d{6}_0\.pb$)");
+	EXPECT_TRUE(std::regex_match(names[0], whole)) << names[0];
+	EXPECT_TRUE(std::regex_match(names[1], run)) << names[1];
+	const Summary all(decode(dir / names[0])), run0(decode(dir / names[1]));
+	check_example_trace(all, 6);
+	check_example_trace(run0, 6);
+	EXPECT_EQ(all.slices.size(), run0.slices.size()) << "the one run is the whole process";
+	fs::remove_all(dir);
+}
+
+TEST(Profiler, AnUnprivilegedMemberOfGroupRblnProfilesToo)
+{
+	const fs::path dir = scratch("nobody");
+	int status = run_as_nobody(true, [&] { return WEXITSTATUS(run_example(dir)); });
+	ASSERT_EQ(status, 0);
+	const auto names = files_in(dir);
+	ASSERT_EQ(names.size(), 2u);
+	check_example_trace(Summary(decode(dir / names[0])), 6);
+	fs::remove_all(dir);
+}
+
+TEST(Profiler, AKilledProcessLeavesNoFileUnderAFinalName)
+{
+	const fs::path dir = scratch("killed");
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		::setenv("RBLN_PROFILER", "1", 1);
+		::setenv("RBLN_PROFILER_DIR", dir.c_str(), 1);
+		::execl(RBLN_TEST_EXAMPLE, RBLN_TEST_EXAMPLE, "--npu", "1", "--repeat", "100000", nullptr);
+		_exit(127);
+	}
+	::sleep(2);
+	ASSERT_EQ(::kill(pid, SIGKILL), 0);
+	int status = 0;
+	::waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFSIGNALED(status)) << "it was still running";
+	for (const auto &n : files_in(dir))
+		EXPECT_FALSE(std::regex_match(n, std::regex(R"(^rbln_.*\.pb$)"))) << n;
+	fs::remove_all(dir);
+}
+
+TEST(Profiler, BadRblnProfilerValueIsNamed)
+{
+	const fs::path dir = scratch("bad");
+	int pipefd[2];
+	ASSERT_EQ(::pipe(pipefd), 0);
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		::dup2(pipefd[1], 2);
+		::setenv("RBLN_PROFILER", "maybe", 1);
+		::execl(RBLN_TEST_EXAMPLE, RBLN_TEST_EXAMPLE, "--npu", "1", nullptr);
+		_exit(127);
+	}
+	::close(pipefd[1]);
+	std::string err;
+	char buf[4096];
+	for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
+		err.append(buf, size_t(n));
+	::close(pipefd[0]);
+	int status = 0;
+	::waitpid(pid, &status, 0);
+	EXPECT_EQ(WEXITSTATUS(status), 2) << err;
+	EXPECT_NE(err.find("RBLN_PROFILER=\"maybe\""), std::string::npos) << err;
+	EXPECT_NE(err.find("1, ON, TRUE or YES"), std::string::npos) << err;
+	fs::remove_all(dir);
+}
+
+TEST(Profiler, SessionsInProcessAndAHungEnginesFailedSlice)
+{
+	const fs::path dir = scratch("session");
+	rbln::Device dev = rbln::Device::open(1);
+	rbln::Buffer a = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
+	rbln::Buffer b = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
+	std::string first, second;
+	{
+		rbln::profile::Session run(dir.string());
+		EXPECT_EQ(run.run(), 0u);
+		dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 0, 4096}}, "i0_0_W0_ok").wait();
+		first = run.end();
+	}
+	{
+		rbln::profile::Session run(dir.string());
+		std::optional<JobTimeout> timeout{"300"};
+		ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
+		rbln::Job hung = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 4096, 4096}}, "i0_1_W0_hung");
+		EXPECT_THROW(hung.wait(), rbln::Error);
+		timeout.reset();
+		second = run.end();
+	}
+	EXPECT_TRUE(first.ends_with("_0.pb")) << first;
+	EXPECT_TRUE(second.ends_with("_1.pb")) << second;
+	const Summary s0(decode(first)), s1(decode(second));
+	ASSERT_EQ(s0.slices.size(), 2u) << "the job and its workload";
+	bool failed = false;
+	for (const Slice &sl : s1.slices)
+		if (sl.name == "i0_1_W0_hung [TIMED OUT]") {
+			failed = true;
+			EXPECT_EQ(sl.args.at("status"), "ETIMEDOUT");
+			EXPECT_GE(sl.end - sl.begin, 250'000'000u) << "it ran until about the timeout (the scheduler arms its timer just before run_job, to a jiffy)";
+		}
+	EXPECT_TRUE(failed) << "the timed-out job is marked";
+	for (const Slice &sl : s1.slices)
+		EXPECT_NE(sl.name, "i0_0_W0_ok") << "the first run's job is not in the second's file";
+	// The whole trace, in the first run's directory: both runs' jobs.
+	const std::string whole = rbln::profile::flush();
+	EXPECT_EQ(fs::path(whole).parent_path(), dir);
+	EXPECT_EQ(Summary(decode(whole)).slices.size(), s0.slices.size() + s1.slices.size());
+	fs::remove_all(dir);
+}

@@ -1,0 +1,289 @@
+// The profiler's pure logic on the host: RBLN_PROFILER's values, the label
+// helper, the track layout and slices of the Perfetto file (decoded with the
+// project's .proto), and the JSON export of the same recording.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "perfetto_trace.pb.h"
+#include "rbln/profile.hpp"
+#include "rbln_drm.h"
+
+namespace pb = rbln::trace;
+using namespace rbln::profile;
+
+namespace {
+
+// The seed's end of a workload on a Rebel100: chiplets 1-3 load their share
+// of a weight by Neural DMA, chiplet 0's Task DMA gathers, External HDMA
+// sends it out after the gathers.
+Trace rebel_trace()
+{
+	Trace t;
+	t.devices.push_back({1, "rbln1 RBLN-CR03", 4});
+	t.realtime_ns = 1'700'000'000'000'000'000ull;
+	t.monotonic_ns = 1000;
+	uint64_t id = 1, ts = 10'000;
+	auto job = [&](unsigned chiplet, unsigned engine, std::string label, std::vector<uint64_t> after) {
+		TraceJob j;
+		j.id = id++;
+		j.device = 1;
+		j.chiplet = chiplet;
+		j.engine = engine;
+		j.label = std::move(label);
+		j.bytes = 4096 * j.id;
+		j.pid = 42;
+		j.command = "rbln-example";
+		j.seqno = j.id;
+		j.submit_ns = ts;
+		j.start_ns = ts + 100;
+		j.end_ns = ts + 1000;
+		ts += 2000;
+		j.after = std::move(after);
+		t.jobs.push_back(j);
+		return j.id;
+	};
+	const std::string w = label(0, 0, 1);
+	std::vector<uint64_t> gathers;
+	for (unsigned c = 1; c <= 3; c++) {
+		uint64_t n = job(c, DRM_RBLN_ENGINE_NEURAL_DMA, w + "_model.model.layers.0.self_attn.q_proj.weight", {});
+		gathers.push_back(job(0, DRM_RBLN_ENGINE_TASK_DMA, w + "_gather", {n}));
+	}
+	job(0, DRM_RBLN_ENGINE_EXTERNAL_HDMA, w + "_out", gathers);
+	for (unsigned c = 0; c < 4; c++)
+		t.memory_used.push_back({1, c, 20'000, double(1 << 20) * (c + 1)});
+	t.utilization.push_back({1, std::nullopt, 20'000, 37.5});
+	t.workloads.push_back({1, 0, 0, 1});
+	return t;
+}
+
+pb::Trace decode(const std::string &bytes)
+{
+	pb::Trace t;
+	EXPECT_TRUE(t.ParseFromString(bytes));
+	return t;
+}
+
+std::map<uint64_t, pb::TrackDescriptor> tracks(const pb::Trace &t)
+{
+	std::map<uint64_t, pb::TrackDescriptor> out;
+	for (const auto &p : t.packet())
+		if (p.has_track_descriptor())
+			out[p.track_descriptor().uuid()] = p.track_descriptor();
+	return out;
+}
+
+const pb::TrackDescriptor *named(const std::map<uint64_t, pb::TrackDescriptor> &all, const std::string &name,
+				 uint64_t parent)
+{
+	for (const auto &[u, d] : all)
+		if (d.name() == name && d.parent_uuid() == parent)
+			return &d;
+	return nullptr;
+}
+
+} // namespace
+
+TEST(Profile, SwitchValues)
+{
+	for (const char *on : {"1", "ON", "on", "True", "TRUE", "yes", "YeS"})
+		EXPECT_EQ(parse_switch(on), true) << on;
+	for (const char *off : {"", "0", "off", "FALSE", "No"})
+		EXPECT_EQ(parse_switch(off), false) << off;
+	for (const char *bad : {"2", "enabled", "y", " 1", "1 "})
+		EXPECT_EQ(parse_switch(bad), std::nullopt) << bad;
+}
+
+TEST(Profile, LabelHelper)
+{
+	EXPECT_EQ(label(0, 3, 12), "i0_3_W12");
+	EXPECT_EQ(label(1, 0, 2, "model.model.embed_tokens.weight"), "i1_0_W2_model.model.embed_tokens.weight");
+}
+
+TEST(Profile, RebelLayoutDeviceChipletsEnginesInTheSeedsOrder)
+{
+	const pb::Trace t = decode(to_perfetto(rebel_trace()));
+	const auto all = tracks(t);
+	const auto *dev = named(all, "rbln1 RBLN-CR03", 0);
+	ASSERT_TRUE(dev);
+	EXPECT_EQ(dev->child_ordering(), pb::TrackDescriptor::EXPLICIT);
+	std::vector<uint64_t> chiplets;
+	for (unsigned c = 0; c < 4; c++) {
+		const auto *g = named(all, "Chiplet " + std::to_string(c), dev->uuid());
+		ASSERT_TRUE(g) << c;
+		EXPECT_EQ(g->child_ordering(), pb::TrackDescriptor::EXPLICIT);
+		EXPECT_EQ(g->sibling_order_rank(), int(c) + 1);
+		chiplets.push_back(g->uuid());
+	}
+	ASSERT_TRUE(named(all, "Device Workload", dev->uuid()));
+	// Only the engines that ran something: chiplet 0 Task DMA and External HDMA, the others Neural DMA.
+	std::map<uint64_t, std::set<std::string>> engines;
+	std::map<std::string, int> rank;
+	for (const auto &[u, d] : all)
+		if (std::ranges::count(chiplets, d.parent_uuid()) && !d.has_counter()) {
+			engines[d.parent_uuid()].insert(d.name());
+			rank[d.name()] = d.sibling_order_rank();
+		}
+	EXPECT_EQ(engines[chiplets[0]], (std::set<std::string>{"Task DMA", "External HDMA"}));
+	for (unsigned c = 1; c < 4; c++)
+		EXPECT_EQ(engines[chiplets[c]], (std::set<std::string>{"Neural DMA"})) << c;
+	EXPECT_LT(rank["Neural DMA"], rank["Task DMA"]);
+	EXPECT_LT(rank["Task DMA"], rank["External HDMA"]);
+	// Counters: memory per chiplet (bytes), utilisation of the device.
+	int memory = 0, util = 0;
+	for (const auto &[u, d] : all)
+		if (d.has_counter()) {
+			if (d.name() == "Memory used") {
+				memory++;
+				EXPECT_EQ(d.counter().unit(), pb::CounterDescriptor::UNIT_SIZE_BYTES);
+				EXPECT_TRUE(std::ranges::count(chiplets, d.parent_uuid()));
+			} else if (d.name() == "Utilization") {
+				util++;
+				EXPECT_EQ(d.parent_uuid(), dev->uuid());
+			}
+		}
+	EXPECT_EQ(memory, 4);
+	EXPECT_EQ(util, 1);
+	// The clock: CLOCK_MONOTONIC, as the driver's times.
+	ASSERT_TRUE(t.packet(0).has_clock_snapshot());
+	EXPECT_EQ(t.packet(0).clock_snapshot().primary_trace_clock(), pb::BUILTIN_CLOCK_MONOTONIC);
+}
+
+TEST(Profile, OneSlicePerJobWithArgsAndAFlowPerDependency)
+{
+	const Trace in = rebel_trace();
+	const pb::Trace t = decode(to_perfetto(in));
+	std::map<std::string, int> begins;
+	std::map<uint64_t, std::string> flow_from, flow_to;
+	int ends = 0, counters = 0;
+	uint64_t last_ts = 0;
+	for (const auto &p : t.packet()) {
+		if (!p.has_track_event())
+			continue;
+		EXPECT_GE(p.timestamp(), last_ts) << "events in time order";
+		last_ts = p.timestamp();
+		EXPECT_EQ(p.timestamp_clock_id(), uint32_t(pb::BUILTIN_CLOCK_MONOTONIC));
+		const auto &e = p.track_event();
+		if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+			begins[e.name()]++;
+			for (uint64_t f : e.flow_ids())
+				flow_from[f] = e.name();
+			for (uint64_t f : e.terminating_flow_ids())
+				flow_to[f] = e.name();
+			if (e.name().ends_with("_out")) {
+				std::set<std::string> args;
+				for (const auto &a : e.debug_annotations())
+					args.insert(a.name());
+				EXPECT_EQ(args, (std::set<std::string>{"bytes", "pid", "command", "seqno", "status",
+								       "queued_ns"}));
+			}
+		} else if (e.type() == pb::TrackEvent::TYPE_SLICE_END) {
+			ends++;
+		} else if (e.type() == pb::TrackEvent::TYPE_COUNTER) {
+			counters++;
+		}
+	}
+	EXPECT_EQ(begins["i0_0_W1_model.model.layers.0.self_attn.q_proj.weight"], 3) << "one per chiplet";
+	EXPECT_EQ(begins["i0_0_W1_gather"], 3);
+	EXPECT_EQ(begins["i0_0_W1_out"], 1);
+	EXPECT_EQ(begins["i0_0_Device Workload_1"], 1);
+	EXPECT_EQ(ends, int(in.jobs.size()) + 1);
+	EXPECT_EQ(counters, 5);
+	// Arrows: 3 weight -> gather, 3 gather -> out; each begins once and ends once.
+	EXPECT_EQ(flow_from.size(), 6u);
+	EXPECT_EQ(flow_to.size(), 6u);
+	int into_out = 0;
+	for (const auto &[f, to] : flow_to) {
+		ASSERT_TRUE(flow_from.contains(f));
+		if (to == "i0_0_W1_out") {
+			into_out++;
+			EXPECT_EQ(flow_from[f], "i0_0_W1_gather");
+		}
+	}
+	EXPECT_EQ(into_out, 3);
+}
+
+TEST(Profile, AtomHasNoChipletGroups)
+{
+	Trace t;
+	t.devices.push_back({0, "rbln0 RBLN-CA12", 1});
+	TraceJob j;
+	j.id = 1;
+	j.engine = DRM_RBLN_ENGINE_EXTERNAL_HDMA;
+	j.label = "upload";
+	j.start_ns = 10;
+	j.end_ns = 20;
+	t.jobs.push_back(j);
+	const auto all = tracks(decode(to_perfetto(t)));
+	const auto *dev = named(all, "rbln0 RBLN-CA12", 0);
+	ASSERT_TRUE(dev);
+	EXPECT_TRUE(named(all, "External HDMA", dev->uuid())) << "the engine sits under the device";
+	for (const auto &[u, d] : all)
+		EXPECT_FALSE(d.name().starts_with("Chiplet")) << d.name();
+}
+
+TEST(Profile, AFailedJobIsMarked)
+{
+	Trace t = rebel_trace();
+	t.jobs.back().status = -ETIMEDOUT;
+	t.jobs.back().timed_out = true;
+	const pb::Trace out = decode(to_perfetto(t));
+	bool seen = false;
+	for (const auto &p : out.packet())
+		if (p.has_track_event() && p.track_event().name() == "i0_0_W1_out [TIMED OUT]") {
+			seen = true;
+			std::map<std::string, std::string> args;
+			for (const auto &a : p.track_event().debug_annotations())
+				if (a.has_string_value())
+					args[a.name()] = a.string_value();
+			EXPECT_EQ(args["status"], "ETIMEDOUT");
+			EXPECT_EQ(args["timed_out"], "yes");
+		}
+	EXPECT_TRUE(seen);
+}
+
+TEST(Profile, ChromeJsonHoldsTheSameSlicesAndFlows)
+{
+	const Trace in = rebel_trace();
+	const auto j = nlohmann::json::parse(to_chrome_json(in));
+	std::multiset<std::string> slices;
+	int starts = 0, finishes = 0, counters = 0;
+	for (const auto &e : j.at("traceEvents")) {
+		const std::string ph = e.at("ph");
+		if (ph == "X" && e.at("cat") == "rbln")
+			slices.insert(e.at("name").get<std::string>());
+		starts += ph == "s";
+		finishes += ph == "f";
+		counters += ph == "C";
+	}
+	std::multiset<std::string> want;
+	for (const auto &job : in.jobs)
+		want.insert(job.label);
+	EXPECT_EQ(slices, want);
+	EXPECT_EQ(starts, 6);
+	EXPECT_EQ(finishes, 6);
+	EXPECT_EQ(counters, 5);
+}
+
+TEST(Profile, FilesAppearWholeUnderTheirName)
+{
+	const auto dir = std::filesystem::temp_directory_path() / ("rbln-profile-" + std::to_string(getpid()));
+	std::filesystem::create_directories(dir);
+	const std::string path = (dir / "rbln_x.pb").string();
+	write_file_atomically(path, "abc");
+	std::ifstream f(path);
+	std::string got((std::istreambuf_iterator<char>(f)), {});
+	EXPECT_EQ(got, "abc");
+	int entries = 0;
+	for ([[maybe_unused]] const auto &e : std::filesystem::directory_iterator(dir))
+		entries++;
+	EXPECT_EQ(entries, 1) << "no temporary file left";
+	EXPECT_THROW(write_file_atomically((dir / "no/such/dir/x.pb").string(), "abc"), std::exception);
+	std::filesystem::remove_all(dir);
+	EXPECT_EQ(file_stem(0).size(), std::string("rbln_19700101_000000").size());
+}
