@@ -24,6 +24,7 @@
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
@@ -224,6 +225,40 @@ struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo)
 	sgt = drm_prime_pages_to_sg(bo->base.dev, pages, n);
 	kvfree(pages);
 	return sgt;
+}
+
+struct sg_table *rbln_bo_range_sg(struct rbln_bo *bo, u64 offset, u64 size,
+				  unsigned int max_segment)
+{
+	struct rbln_device *rdev = bo_rdev(bo);
+	u64 first = offset >> PAGE_SHIFT;
+	unsigned int i, n = (offset_in_page(offset) + size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	struct sg_table *sgt;
+	struct page **pages;
+	int ret;
+
+	if (WARN_ON_ONCE(!size || offset + size > bo->base.size))
+		return ERR_PTR(-EINVAL);
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL_ACCOUNT);
+	if (!pages || !sgt) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (i = 0; i < n; i++)
+		pages[i] = rbln_hw_mem_page(rdev, bo->vaddr, (size_t)(first + i) << PAGE_SHIFT);
+	/* Exactly the bytes asked for: a bounce buffer copies back no others. */
+	ret = sg_alloc_table_from_pages_segment(sgt, pages, n, offset_in_page(offset), size,
+						max_segment, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err;
+	kvfree(pages);
+	return sgt;
+
+err:
+	kfree(sgt);
+	kvfree(pages);
+	return ERR_PTR(ret);
 }
 
 static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)

@@ -63,6 +63,13 @@ u64 rbln_bo_revoke(struct rbln_bo *bo);
 int rbln_bo_place(struct rbln_bo *bo);
 /* The pages of a placed, not imported @bo as a new sg table (sg_free_table + kfree). */
 struct sg_table *rbln_bo_pages_sg(struct rbln_bo *bo);
+/*
+ * Bytes @offset..@offset + @size of a placed, not imported @bo as a new sg
+ * table in segments of at most @max_segment bytes (sg_free_table + kfree):
+ * what one copy of a job reaches, so a job maps no more than it moves.
+ */
+struct sg_table *rbln_bo_range_sg(struct rbln_bo *bo, u64 offset, u64 size,
+				  unsigned int max_segment);
 
 struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 						      struct dma_buf_attachment *attach,

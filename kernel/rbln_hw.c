@@ -195,6 +195,7 @@ void rbln_device_destroy(struct rbln_device *rdev)
 /* Errors the backend reports (rbln_hw.h). */
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
 {
+	might_sleep();		/* the uevent and the event allocate */
 	drm_info(&rdev->drm, "chiplet %u: uncorrectable memory error\n", chiplet);
 	atomic_inc(&rdev->memory_errors);
 	rbln_event_send(&(struct rbln_event){ .type = RBLN_GENL_EVENT_MEMORY_ERROR,
@@ -210,6 +211,7 @@ void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
  */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost)
 {
+	might_sleep();		/* a loss sends the FAULT uevent */
 	if (WARN_ON(chiplet >= rdev->nr_chiplets))
 		return;
 	if (READ_ONCE(rdev->chiplets[chiplet].down) == lost)

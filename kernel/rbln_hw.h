@@ -85,12 +85,18 @@ struct sg_table;
 /*
  * One side of a copy, as the backend reaches it: the buffer's bytes for the
  * CPU, and for a backend that asked for DMA addresses (rbln_hw_info.dma_dev)
- * the whole buffer mapped for that device: dma_map_sgtable() at SUBMIT,
- * unmapped once the job ended (so never while the backend may still touch it).
+ * the copy's bytes of it mapped for that device (the source DMA_TO_DEVICE,
+ * the destination DMA_FROM_DEVICE): dma_map_sgtable() at SUBMIT, synced for
+ * the device right before the job is handed over, unmapped once the job
+ * ended (so never while the backend may still touch it).
  */
 struct rbln_hw_buffer {
 	void *cpu;			/* the whole buffer's backing, mapped for the CPU */
-	struct sg_table *sgt;		/* dma_dev backends: its DMA addresses; else NULL */
+	/*
+	 * dma_dev backends: the DMA addresses of the copy's bytes only, its
+	 * byte 0 the copy's first (src_offset or dst_offset); else NULL.
+	 */
+	struct sg_table *sgt;
 };
 
 /*
@@ -186,7 +192,11 @@ struct rbln_hw_ops {
  */
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 
-/* Errors the backend reports. */
+/*
+ * Errors the backend reports, from process context (a threaded interrupt
+ * handler or a work item): they log, send the status uevent and events,
+ * which allocate and may sleep.
+ */
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet);
 /* A chiplet stopped (@lost) or came back: its engines refuse jobs meanwhile. */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost);

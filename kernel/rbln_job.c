@@ -56,6 +56,12 @@
 /* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
 #define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
+/* Side @i of the job's copies: the source is read, the destination written. */
+static enum dma_data_direction rbln_job_buffer_dir(u32 i)
+{
+	return i & 1 ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
 /* The DMA mappings of a job's buffers, once the backend no longer uses them. */
 static void rbln_job_unmap_buffers(struct rbln_job *job)
 {
@@ -66,7 +72,7 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
 
 		if (!sgt)
 			continue;
-		dma_unmap_sgtable(job->dma_dev, sgt, DMA_BIDIRECTIONAL, 0);
+		dma_unmap_sgtable(job->dma_dev, sgt, rbln_job_buffer_dir(i), 0);
 		sg_free_table(sgt);
 		kfree(sgt);
 		job->bufs[i].sgt = NULL;
@@ -75,10 +81,16 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
 	job->dma_dev = NULL;
 }
 
-/* Maps side @i of the job's copies for a backend that moves bytes by DMA. */
+/*
+ * Maps side @i of the job's copies for a backend that moves bytes by DMA:
+ * only the copy's bytes, not the whole buffer, or a job of many small copies
+ * of a big buffer would pin an sg table of the whole buffer per copy (4096
+ * copies of a 1 GiB buffer: 64 GiB of scatterlists from one SUBMIT).
+ */
 static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
 {
 	struct device *dev = job->engine->chiplet->rdev->info.dma_dev;
+	const struct drm_rbln_copy *c = &job->copies[i / 2];
 	struct rbln_bo *bo = job->bos[i];
 	struct sg_table *sgt;
 	int ret;
@@ -90,11 +102,13 @@ static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
 		return -EOPNOTSUPP;
 	/* A reclaim may take the backing back meanwhile: it holds the lock to do so. */
 	mutex_lock(&bo->lock);
-	sgt = bo->vaddr ? rbln_bo_pages_sg(bo) : ERR_PTR(-ENODEV);
+	sgt = bo->vaddr ? rbln_bo_range_sg(bo, i & 1 ? c->dst_offset : c->src_offset, c->size,
+					   dma_get_max_seg_size(dev)) :
+			  ERR_PTR(-ENODEV);
 	mutex_unlock(&bo->lock);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
-	ret = dma_map_sgtable(dev, sgt, DMA_BIDIRECTIONAL, 0);
+	ret = dma_map_sgtable(dev, sgt, rbln_job_buffer_dir(i), 0);
 	if (ret) {
 		sg_free_table(sgt);
 		kfree(sgt);
@@ -340,6 +354,13 @@ int rbln_job_hw_buffers(struct rbln_job *job)
 		if (!cpu)
 			return -ENODEV;
 		job->bufs[i].cpu = cpu;
+		/*
+		 * Mapped at SUBMIT, before the jobs this one waited for wrote
+		 * its source: their bytes reach a bounce buffer only now.
+		 */
+		if (job->bufs[i].sgt)
+			dma_sync_sgtable_for_device(job->dma_dev, job->bufs[i].sgt,
+						    rbln_job_buffer_dir(i));
 	}
 	return 0;
 }

@@ -41,8 +41,8 @@ RBLN_INFO_ATTR(memory_total, "%llu", rdev->info.memory_total);
 RBLN_INFO_ATTR(capabilities, "0x%llx", rbln_device_capabilities(rdev));
 RBLN_INFO_ATTR(status, "%s", rbln_status_name(rbln_device_status(rdev)));
 RBLN_INFO_ATTR(status_code, "%d", rbln_device_status(rdev));
-RBLN_INFO_ATTR(faults, "%d", atomic_read(&rdev->faults));
-RBLN_INFO_ATTR(memory_errors, "%d", atomic_read(&rdev->memory_errors));
+RBLN_INFO_ATTR(faults, "%u", (unsigned int)atomic_read(&rdev->faults));
+RBLN_INFO_ATTR(memory_errors, "%u", (unsigned int)atomic_read(&rdev->memory_errors));
 
 /* Jobs that timed out on a hung engine, each followed by its engine's reset. */
 static ssize_t engine_resets_show(struct device *dev, struct device_attribute *attr, char *buf)

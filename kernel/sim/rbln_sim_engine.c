@@ -126,8 +126,8 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 		bool copied;
 
 		if (src->sgt && dst->sgt)
-			copied = rbln_sim_dma_copy(sdev, e, job, dst, c->dst_offset, src, c->src_offset,
-						   c->size);
+			/* Each sg table holds exactly this copy's bytes. */
+			copied = rbln_sim_dma_copy(sdev, e, job, dst, 0, src, 0, c->size);
 		else
 			copied = rbln_sim_copy(e, job, dst->cpu + c->dst_offset,
 					       src->cpu + c->src_offset, c->size);
