@@ -234,10 +234,12 @@ static void rbln_race_remove(void)
 }
 
 /*
- * RESET racing removal: removal waits for the RESET to end, and the device is
- * FINISH afterwards.  RESET used to run outside drm_dev_enter(), so removal
- * could end in between, and the RESET then turned FINISH back into READY
- * (with a uevent for the removed device).
+ * RESET racing removal, removed where RESET is about to recover it: the device
+ * stays FINISH and RESET says it is gone.  RESET used to recover outside
+ * drm_dev_enter(), and then turned FINISH back into READY (with a uevent for
+ * the removed device).  Removal no longer waits for a RESET's drain (a killed
+ * admin must not hold it up), so it ends first here and the recovery is
+ * refused.
  */
 static void rbln_race_reset_and_removal(struct kunit *test)
 {
@@ -249,7 +251,7 @@ static void rbln_race_reset_and_removal(struct kunit *test)
 	rbln_race_other_side_at(test, &reset_removal.side, RBLN_TP_RESET_RECOVERING,
 				rbln_race_remove);
 
-	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), 0);
+	KUNIT_EXPECT_EQ(test, rbln_test_ioctl(test, admin, DRM_IOCTL_RBLN_RESET, &reset), -ENODEV);
 	rbln_race_other_side_ended(test, &reset_removal.side);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rdev->status), DRM_RBLN_STATUS_FINISH);
 }

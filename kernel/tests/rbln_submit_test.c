@@ -91,7 +91,7 @@ static void rbln_submit_rejects_bad_arguments(struct kunit *test)
 		struct drm_rbln_submit a = job(test, NEURAL, 0, &c, 1);
 
 		switch (i) {
-		case 0: why = "unknown flag"; a.flags = 1U << 1; break;
+		case 0: why = "unknown flag"; a.flags = ~DRM_RBLN_SUBMIT_FLAGS & (DRM_RBLN_SUBMIT_FLAGS + 1); break;
 		case 1: why = "reserved set"; a.reserved = 1; break;
 		case 2: why = "no copies"; a.copy_count = 0; break;
 		case 3: why = "too many copies"; a.copy_count = DRM_RBLN_MAX_COPIES + 1; break;
