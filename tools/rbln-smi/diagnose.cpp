@@ -121,6 +121,16 @@ json udev_section()
 	return {{"rules", nullptr}};
 }
 
+// Loads a library in a link-map namespace of its own (dlmopen), with its own
+// copies of its dependencies: rbln-smi links libdevmgr statically, and the
+// shared copy's constructors must not meet the static one's in this
+// namespace (both register the profiler's trace messages with libprotobuf,
+// which aborts on the second).  The handle, or nullptr with dlerror() set.
+void *load_apart(const std::string &path)
+{
+	return dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
 // Where the loader would look for librbln_devmgr.so.0, in its order, and
 // which file a dlopen() really gets.
 json library_section()
@@ -147,14 +157,14 @@ json library_section()
 		std::string path = d + "/" + soname;
 		if (!fs::exists(path))
 			continue;
-		void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+		void *h = load_apart(path);
 		candidates.push_back({{"path", path}, {"loadable", h != nullptr},
 				      {"error", h ? json(nullptr) : json(dlerror())}});
 		if (h)
 			dlclose(h);
 	}
 	json loaded = nullptr;
-	if (void *h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+	if (void *h = load_apart(soname)) {
 		link_map *lm = nullptr;
 		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
 			loaded = lm->l_name;
