@@ -64,6 +64,7 @@ struct FileHolders {
 };
 // Every rbln file this user may see in /proc, by drm-client-id.
 std::map<uint64_t, FileHolders> rbln_files_of_processes();
+std::string comm_of(unsigned pid);	// /proc/<pid>/comm; "" when gone or not readable
 std::string abi_mismatch_message(const std::string &library, uint32_t built, const std::string &node,
 				 const std::string &driver_release, uint32_t version, uint32_t compat);	// "16 MiB", "1.5 GiB", "4095 B"
 

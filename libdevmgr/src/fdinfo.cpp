@@ -74,7 +74,7 @@ std::map<uint64_t, FileHolders> rbln_files_of_processes()
 	return files;
 }
 
-static std::string comm_of(unsigned pid)
+std::string comm_of(unsigned pid)
 {
 	std::ifstream in(fmt::format("/proc/{}/comm", pid));
 	std::string comm;

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,13 +43,6 @@ std::vector<ClientInfo> Device::clients() const
 	return out;
 }
 
-static std::string comm_of(unsigned pid)
-{
-	std::ifstream in(fmt::format("/proc/{}/comm", pid));
-	std::string comm;
-	std::getline(in, comm);
-	return comm.empty() ? "?" : comm;
-}
 
 // Who holds a stale client's file now, for the message.
 static std::string current_holders_text(const Device &dev, uint64_t client_id)
@@ -58,8 +50,10 @@ static std::string current_holders_text(const Device &dev, uint64_t client_id)
 	if (!(dev.info().capabilities & DRM_RBLN_CAP_FDINFO))
 		return "this kernel cannot tell which process holds the file now";
 	std::vector<std::string> who;
-	for (unsigned pid : client_holder_pids(client_id))
-		who.push_back(fmt::format("PID {} ({})", pid, comm_of(pid)));
+	for (unsigned pid : client_holder_pids(client_id)) {
+		std::string comm = detail::comm_of(pid);
+		who.push_back(fmt::format("PID {} ({})", pid, comm.empty() ? "?" : comm));
+	}
 	return who.empty() ? "no process visible to this user holds the file"
 			   : fmt::format("the file is held now by {}", fmt::join(who, ", "));
 }
