@@ -228,6 +228,12 @@ static int rbln_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ids)
 		ret = -ENODEV;
 		goto err_entry;
 	}
+	ret = rbln_pci_dma_wait_stale(edev);
+	if (ret) {
+		dev_err(dev, "edu's DMA engine did not go idle (a transfer of the previous binding): %d\n",
+			ret);
+		goto err_entry;
+	}
 	pci_set_master(pdev);
 	/* edu has one MSI vector; INTx where MSI is off.  PCI_IRQ_ALL_TYPES names both on every kernel. */
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_ALL_TYPES);

@@ -160,10 +160,12 @@ static void rbln_pci_abandon(struct rbln_pci_device *edev)
 }
 
 /*
- * After an abandoned transfer: wait until edu is idle (its timer fired),
- * drop the interrupt it raised, and turn bus mastering back on.
+ * Until edu's DMA engine is idle: a transfer it runs ends by its timer (100
+ * ms after it began) whether anyone waits or not, and edu ignores the DMA
+ * registers meanwhile.  -ENODEV once the device is gone or being removed,
+ * -EIO if it is still busy after RBLN_PCI_XFER_TIMEOUT_MS.
  */
-static int rbln_pci_settle(struct rbln_pci_device *edev)
+static int rbln_pci_wait_idle(struct rbln_pci_device *edev)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(RBLN_PCI_XFER_TIMEOUT_MS);
 	u32 cmd;
@@ -175,7 +177,7 @@ static int rbln_pci_settle(struct rbln_pci_device *edev)
 		if (cmd == ~0U)
 			return -ENODEV;		/* the device is gone */
 		if (!(cmd & EDU_DMA_START))
-			break;
+			return 0;
 		if (time_after(jiffies, deadline)) {
 			dev_err_ratelimited(&edev->pdev->dev,
 					    "DMA engine still busy %u ms after an abandoned transfer\n",
@@ -184,6 +186,18 @@ static int rbln_pci_settle(struct rbln_pci_device *edev)
 		}
 		wait_event_timeout(edev->wait, READ_ONCE(edev->dead), msecs_to_jiffies(5));
 	}
+}
+
+/*
+ * After an abandoned transfer: wait until edu is idle (its timer fired),
+ * drop the interrupt it raised, and turn bus mastering back on.
+ */
+static int rbln_pci_settle(struct rbln_pci_device *edev)
+{
+	int ret = rbln_pci_wait_idle(edev);
+
+	if (ret)
+		return ret;
 	writel(EDU_IRQ_DMA, edev->mmio + EDU_REG_IRQ_ACK);
 	/* An INTx handler of the old transfer is done before the flag is cleared. */
 	synchronize_irq(edev->irq);
@@ -192,6 +206,26 @@ static int rbln_pci_settle(struct rbln_pci_device *edev)
 	spin_lock(&edev->lock);
 	edev->dirty = false;
 	spin_unlock(&edev->lock);
+	return 0;
+}
+
+/*
+ * Probe, before bus mastering is turned on: the previous binding (sysfs
+ * remove and rescan, unbind and bind, .shutdown then kexec) may have left a
+ * transfer running with its addresses, IOVAs it has since unmapped or pages
+ * it has freed.  With bus mastering off it reaches nothing; turned on
+ * before it ended, it would write them, and edu would ignore this binding's
+ * first transfer and raise the old one's interrupt for it.
+ */
+int rbln_pci_dma_wait_stale(struct rbln_pci_device *edev)
+{
+	int ret;
+
+	pci_clear_master(edev->pdev);
+	ret = rbln_pci_wait_idle(edev);
+	if (ret)
+		return ret;
+	writel(EDU_IRQ_DMA, edev->mmio + EDU_REG_IRQ_ACK);
 	return 0;
 }
 
