@@ -145,6 +145,13 @@ struct rbln_hw_ops {
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
+	 * Optional, at SUBMIT (process context, the job built and its buffers
+	 * mapped, nothing run yet): 0, or -EINVAL for a job this engine could
+	 * not end within the time job_min_timeout_ms was sized for (e.g. too
+	 * many transfers), which SUBMIT then refuses.  @job is not kept.
+	 */
+	int (*engine_check)(struct rbln_device *rdev, const struct rbln_hw_job *job);
+	/*
 	 * The engine's job ran past its timeout: stop the engine and make it
 	 * usable again, within RBLN_HW_RESET_MAX_MS however far the job got,
 	 * allocating nothing (the jobs queued behind it cannot signal
@@ -278,6 +285,11 @@ static inline bool rbln_hw_can_run_now(const struct rbln_device *rdev)
 static inline int rbln_hw_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
 {
 	return rdev->hw->engine_run_now(rdev, job);
+}
+
+static inline int rbln_hw_engine_check(struct rbln_device *rdev, const struct rbln_hw_job *job)
+{
+	return rdev->hw->engine_check ? rdev->hw->engine_check(rdev, job) : 0;
 }
 
 static inline int rbln_hw_engine_reset(struct rbln_device *rdev, u32 chiplet,

@@ -567,6 +567,9 @@ static struct rbln_job *rbln_job_build(struct rbln_client *client, struct drm_fi
 			ret = -EINVAL;
 	for (i = 0; !ret && i < job->hw.count; i++)
 		ret = rbln_job_check_copy(job, file, i);
+	/* What the backend cannot end within its timeout is refused here, not timed out later. */
+	if (!ret)
+		ret = rbln_hw_engine_check(engine->chiplet->rdev, &job->hw);
 	if (ret) {
 		rbln_job_put(job);
 		return ERR_PTR(ret);

@@ -169,6 +169,7 @@ static struct page *rbln_pci_mem_page(struct rbln_device *rdev, void *vaddr, siz
  */
 static const struct rbln_hw_ops rbln_pci_hw_ops = {
 	.read_sensors = rbln_pci_read_sensors,
+	.engine_check = rbln_pci_engine_check,
 	.engine_push = rbln_pci_engine_push,
 	.engine_reset = rbln_pci_engine_reset,
 	.device_reset = rbln_pci_device_reset,

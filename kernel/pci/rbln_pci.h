@@ -107,6 +107,7 @@ struct rbln_pci_device {
 void rbln_pci_dma_init(struct rbln_pci_device *edev);
 /* Probe: a transfer of the previous binding has ended (bus mastering off meanwhile). */
 int rbln_pci_dma_wait_stale(struct rbln_pci_device *edev);
+int rbln_pci_engine_check(struct rbln_device *rdev, const struct rbln_hw_job *job);
 int rbln_pci_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job);
 int rbln_pci_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
 int rbln_pci_device_reset(struct rbln_device *rdev);

@@ -343,6 +343,46 @@ static void rbln_pci_work(struct work_struct *work)
 	}
 }
 
+/*
+ * The most transfers @job takes.  A copy's chunks end at every DMA segment
+ * boundary of either side and otherwise every EDU_XFER_MAX bytes: at most
+ * (src segments + dst segments - 1) pieces, each in chunks of EDU_XFER_MAX
+ * bytes and one shorter; two transfers per chunk.
+ */
+static u64 rbln_pci_job_xfers(const struct rbln_hw_job *job)
+{
+	u64 chunks = 0;
+	u32 i;
+
+	for (i = 0; i < job->count; i++) {
+		const struct sg_table *src = job->bufs[2 * i].sgt, *dst = job->bufs[2 * i + 1].sgt;
+
+		if (!src || !dst)
+			return U64_MAX;
+		chunks += (u64)src->nents + dst->nents - 1 + div_u64(job->copies[i].size, EDU_XFER_MAX);
+	}
+	return 2 * chunks;
+}
+
+/*
+ * The job timeout (RBLN_PCI_JOB_MIN_TIMEOUT_MS) holds both engines' jobs of
+ * RBLN_PCI_JOB_MAX_XFERS transfers each, one waiting behind the other: a job
+ * of more (job_max_bytes bounds bytes, not copies: 4096 copies of a byte
+ * would take edu 13 minutes) would time out, and make the other engine's
+ * job, waiting behind it, time out too.  Refused at SUBMIT instead.
+ */
+int rbln_pci_engine_check(struct rbln_device *rdev, const struct rbln_hw_job *job)
+{
+	u64 xfers = rbln_pci_job_xfers(job);
+
+	if (xfers <= RBLN_PCI_JOB_MAX_XFERS)
+		return 0;
+	dev_info_ratelimited(&rbln_pci_of(rdev)->pdev->dev,
+			     "SUBMIT refused: a job of %u copies (%llu bytes) takes up to %llu transfers, edu runs at most %u per job (fewer copies, or copies within fewer pages)\n",
+			     job->count, job->bytes, xfers, RBLN_PCI_JOB_MAX_XFERS);
+	return -EINVAL;
+}
+
 int rbln_pci_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 {
 	struct rbln_pci_device *edev = rbln_pci_of(rdev);
