@@ -81,9 +81,16 @@ struct rbln_pci_device {
 	 * The transfer engine (rbln_pci_dma.c): jobs pushed per engine, run one
 	 * transfer at a time for the whole device by @work.
 	 */
-	spinlock_t lock;		/* pending, running, stop_running, dirty */
+	spinlock_t lock;		/* pending, running, reporting, dirty, in_flight */
 	struct rbln_hw_job *pending[DRM_RBLN_ENGINE_COUNT];	/* pushed, not started */
 	struct rbln_hw_job *running;	/* the job @work is moving, until reported */
+	/*
+	 * The job whose end is being reported (rbln_hw_job_done), only
+	 * compared: a reset of its engine waits for the report, after which
+	 * the core may free it.  Its engine is kept apart for that reason.
+	 */
+	struct rbln_hw_job *reporting;
+	enum drm_rbln_engine reporting_engine;
 	unsigned int next_kind;		/* round robin over the engines' pending jobs */
 	/*
 	 * A transfer may still be in flight that nobody waits for (its job was

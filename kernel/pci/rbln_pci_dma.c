@@ -319,6 +319,33 @@ static struct rbln_hw_job *rbln_pci_take(struct rbln_pci_device *edev)
 	return NULL;
 }
 
+/* Under @lock: @job's end is reported next, and a reset of its engine waits for that. */
+static void rbln_pci_begin_report(struct rbln_pci_device *edev, struct rbln_hw_job *job)
+{
+	lockdep_assert_held(&edev->lock);
+	edev->reporting = job;
+	edev->reporting_engine = job->engine;
+}
+
+static void rbln_pci_report(struct rbln_pci_device *edev, struct rbln_hw_job *job, int status)
+{
+	rbln_hw_job_done(job, status);
+	spin_lock(&edev->lock);
+	edev->reporting = NULL;
+	spin_unlock(&edev->lock);
+	wake_up_all(&edev->wait);
+}
+
+static bool rbln_pci_reporting(struct rbln_pci_device *edev, enum drm_rbln_engine kind)
+{
+	bool ret;
+
+	spin_lock(&edev->lock);
+	ret = edev->reporting && edev->reporting_engine == kind;
+	spin_unlock(&edev->lock);
+	return ret;
+}
+
 static void rbln_pci_work(struct work_struct *work)
 {
 	struct rbln_pci_device *edev = container_of(work, struct rbln_pci_device, work);
@@ -337,9 +364,11 @@ static void rbln_pci_work(struct work_struct *work)
 		spin_lock(&edev->lock);
 		report = edev->running == job;	/* not taken back by a reset meanwhile */
 		edev->running = NULL;
+		if (report)
+			rbln_pci_begin_report(edev, job);
 		spin_unlock(&edev->lock);
 		if (report)
-			rbln_hw_job_done(job, status);
+			rbln_pci_report(edev, job, status);
 	}
 }
 
@@ -404,8 +433,11 @@ int rbln_pci_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 
 /*
  * Takes the engine's job back at once, whether it waits for its turn or is
- * moving (then its transfer in flight is abandoned, see the top): never
- * longer than taking a spinlock and one config-space write.
+ * moving (then its transfer in flight is abandoned, see the top): a
+ * spinlock and one config-space write.  A job whose end the work is
+ * reporting just then is not ours to take any more, and the caller frees
+ * it once this returns: the reset waits for that report (a fence signal
+ * and a queue_work(), microseconds), or the work would report a freed job.
  */
 int rbln_pci_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind)
 {
@@ -419,6 +451,7 @@ int rbln_pci_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_e
 	}
 	spin_unlock(&edev->lock);
 	wake_up_all(&edev->wait);
+	wait_event(edev->wait, !rbln_pci_reporting(edev, kind));
 	return 0;
 }
 
@@ -465,6 +498,22 @@ void rbln_pci_dma_quiesce(struct rbln_pci_device *edev)
 	wake_up_all(&edev->wait);
 	flush_work(&edev->work);
 	pci_clear_master(edev->pdev);
+	/*
+	 * .shutdown: jobs pushed and not started end now, or their fences
+	 * would never signal (removal took them back through engine_reset).
+	 */
+	for (;;) {
+		struct rbln_hw_job *job;
+
+		spin_lock(&edev->lock);
+		job = rbln_pci_take(edev);
+		if (job)
+			rbln_pci_begin_report(edev, job);
+		spin_unlock(&edev->lock);
+		if (!job)
+			break;
+		rbln_pci_report(edev, job, -ENODEV);
+	}
 }
 
 /* Hard handler: read and acknowledge (edu wants the ack with MSI too). */
