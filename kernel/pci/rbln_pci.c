@@ -315,10 +315,18 @@ static struct pci_driver rbln_pci_driver = {
 
 int rbln_pci_init(void)
 {
-	return pci_register_driver(&rbln_pci_driver);
+	int ret = rbln_pci_dma_wq_init();
+
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&rbln_pci_driver);
+	if (ret)
+		rbln_pci_dma_wq_fini();
+	return ret;
 }
 
 void rbln_pci_exit(void)
 {
 	pci_unregister_driver(&rbln_pci_driver);
+	rbln_pci_dma_wq_fini();
 }

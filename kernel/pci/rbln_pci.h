@@ -111,6 +111,9 @@ struct rbln_pci_device {
 };
 
 /* rbln_pci_dma.c: the transfer engine behind engine_push. */
+/* The module's transfer queue, before the driver registers and after it unregistered. */
+int rbln_pci_dma_wq_init(void);
+void rbln_pci_dma_wq_fini(void);
 void rbln_pci_dma_init(struct rbln_pci_device *edev);
 /* Probe: a transfer of the previous binding has ended (bus mastering off meanwhile). */
 int rbln_pci_dma_wait_stale(struct rbln_pci_device *edev);

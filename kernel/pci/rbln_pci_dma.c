@@ -26,8 +26,28 @@
 #include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/scatterlist.h>
+#include <linux/workqueue.h>
 
 #include "rbln_pci.h"
+
+/*
+ * The transfer work of every edu.  It signals fences, so it runs in a queue
+ * of its own that memory reclaim cannot starve (WQ_MEM_RECLAIM: a reclaim
+ * may wait for those fences), not in system_unbound_wq, which 7.x also
+ * deprecates (a warning at its first use).
+ */
+static struct workqueue_struct *rbln_pci_wq;
+
+int rbln_pci_dma_wq_init(void)
+{
+	rbln_pci_wq = alloc_workqueue("rbln-pci", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return rbln_pci_wq ? 0 : -ENOMEM;
+}
+
+void rbln_pci_dma_wq_fini(void)
+{
+	destroy_workqueue(rbln_pci_wq);
+}
 
 static struct rbln_pci_device *rbln_pci_of(struct rbln_device *rdev)
 {
@@ -427,7 +447,7 @@ int rbln_pci_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 		edev->pending[job->engine] = job;
 	spin_unlock(&edev->lock);
 	if (!ret)
-		queue_work(system_unbound_wq, &edev->work);
+		queue_work(rbln_pci_wq, &edev->work);
 	return ret;
 }
 
