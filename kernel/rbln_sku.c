@@ -34,7 +34,7 @@ static const struct rbln_sku rbln_skus[] = {
 		 * QEMU's edu device behind the PCI backend (kernel/pci/): a
 		 * stand-in board, not Rebellions silicon.
 		 */
-		.id = DRM_RBLN_SKU_EDU, .key = "edu", .pci_only = true, .name = "RBLN-EDU (QEMU edu, emulated)",
+		.id = DRM_RBLN_SKU_EDU, .key = "edu", .pci_only = true, .name = "RBLN-EDU",
 		.pci_device_id = 0x11e8, .chiplets = 1,
 		.memory = SZ_64M,
 	},

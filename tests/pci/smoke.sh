@@ -2,6 +2,11 @@
 # Inside a VM with -device edu (tests/vm/run-vm.sh): the PCI backend binds,
 # /dev/rblnN appears, a round trip is byte-exact, the device's interrupt count
 # grows, unbind/rebind works.  Exit 0 iff all of that held.
+# Also rbln-smi's view, a forced DMAR fault, unbind with a job in flight.
+# A developer's check, not a make test stage (the PCI suite is test_pci.cpp);
+# it needs edu behind an IOMMU (RBLN_VM_PCI=1), and edu_smoke built first:
+#   gcc -O2 -Wall -Wextra -I/usr/include/libdrm -Ikernel/include/uapi \
+#       tests/pci/edu_smoke.c -o build/pci/edu_smoke
 set -uo pipefail
 top=${RBLN_TOP:?run through tests/vm/run-vm.sh}
 # shellcheck source=../vm/setup-node.sh
