@@ -33,7 +33,7 @@ RBLN_INFO_ATTR(name, "%s", rdev->info.sku->name);
 RBLN_INFO_ATTR(uuid, "%pUb", &rdev->info.uuid);
 RBLN_INFO_ATTR(serial, "%s", rdev->info.serial);
 RBLN_INFO_ATTR(pci_bus_id, "%s", rdev->info.pci_bus_id);
-RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.sku->pci_device_id);
+RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.pci_device_id);
 RBLN_INFO_ATTR(numa_node, "%d", rdev->info.numa_node);
 RBLN_INFO_ATTR(firmware_version, "%s", rdev->info.firmware_version);
 RBLN_INFO_ATTR(chiplet_count, "%u", rdev->nr_chiplets);

@@ -94,6 +94,7 @@ enum drm_rbln_sku {
 	DRM_RBLN_SKU_ATOM	= 1,	/* ATOM+  RBLN-CA12, 1 die */
 	DRM_RBLN_SKU_ATOM_MAX	= 2,	/* ATOM-Max RBLN-CA25, 1 die */
 	DRM_RBLN_SKU_REBEL100	= 3,	/* Rebel100 RBLN-CR03, 4 chiplets */
+	DRM_RBLN_SKU_EDU	= 4,	/* (15) QEMU's edu device, emulated: 1 chiplet */
 };
 
 /* Device state.  The numbers match the vendor driver's sysfs status codes. */
