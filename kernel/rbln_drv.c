@@ -157,7 +157,7 @@ static int __init rbln_init(void)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct drm_rbln_get_param) != 24);
-	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 208);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 216);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);

@@ -138,6 +138,8 @@ int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *
 	strscpy(args->firmware_version, info->firmware_version,
 		sizeof(args->firmware_version));
 	strscpy(args->driver_version, RBLN_DRIVER_VERSION, sizeof(args->driver_version));
+	args->pci_link_speed_mts = info->pci_link_speed_mts;
+	args->pci_link_width = info->pci_link_width;
 	return 0;
 }
 

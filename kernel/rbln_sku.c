@@ -32,10 +32,9 @@ static const struct rbln_sku rbln_skus[] = {
 	{
 		/*
 		 * QEMU's edu device behind the PCI backend (kernel/pci/): a
-		 * stand-in board, not Rebellions silicon.  No key: the
-		 * simulator cannot make one.
+		 * stand-in board, not Rebellions silicon.
 		 */
-		.id = DRM_RBLN_SKU_EDU, .name = "RBLN-EDU (QEMU edu, emulated)",
+		.id = DRM_RBLN_SKU_EDU, .key = "edu", .pci_only = true, .name = "RBLN-EDU (QEMU edu, emulated)",
 		.pci_device_id = 0x11e8, .chiplets = 1,
 		.memory = SZ_64M,
 	},
@@ -46,8 +45,8 @@ const struct rbln_sku *rbln_sku_by_key(const char *key)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(rbln_skus); i++)
-		if (rbln_skus[i].key && (sysfs_streq(key, rbln_skus[i].key) ||
-					 sysfs_streq(key, rbln_skus[i].name)))
+		if (!rbln_skus[i].pci_only && (sysfs_streq(key, rbln_skus[i].key) ||
+					       sysfs_streq(key, rbln_skus[i].name)))
 			return &rbln_skus[i];
 	return NULL;
 }

@@ -12,6 +12,7 @@
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/iommu.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -79,6 +80,14 @@ static int rbln_pci_check_device(struct rbln_pci_device *edev, u32 *id)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* Whether an IOMMU translates the device's DMA (not absent, not passthrough). */
+static bool rbln_pci_iommu_translates(struct device *dev)
+{
+	struct iommu_domain *domain = iommu_get_domain_for_dev(dev);
+
+	return domain && iommu_is_dma_domain(domain);
 }
 
 /*
@@ -205,6 +214,18 @@ static int rbln_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ids)
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(EDU_DMA_BITS));
 	if (ret) {
 		dev_err(dev, "no %u-bit DMA on this host: %d\n", EDU_DMA_BITS, ret);
+		goto err_entry;
+	}
+	/*
+	 * Without an IOMMU a bus address is a physical one, and pages above
+	 * 256 MiB cannot be mapped for edu (dma-direct warns and fails; x86
+	 * sets up no swiotlb below 4 GiB of RAM to bounce through).
+	 */
+	if (!rbln_pci_iommu_translates(dev) &&
+	    dma_get_required_mask(dev) > DMA_BIT_MASK(EDU_DMA_BITS)) {
+		dev_err(dev, "edu reaches only the low 256 MiB (%u-bit DMA), this host's RAM goes beyond it, and no IOMMU translates for the device: boot with intel_iommu=on (qemu: -device intel-iommu) to use it\n",
+			EDU_DMA_BITS);
+		ret = -ENODEV;
 		goto err_entry;
 	}
 	pci_set_master(pdev);
