@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: host unit tests (ctest), the DKMS packaging test, and the
-# integration suite inside a VM for each kernel; then checks that the host's
+# integration suite inside a VM for each kernel, the PCI backend's suite in a
+# PCI VM (QEMU's edu boards behind an IOMMU) for each kernel; then checks that the host's
 # packages and kernel files are as they were before.  Prints one summary line
 # "rbln tests: N passed, N failed, N skipped", every failure and skip named
 # above it, and exits non-zero if anything failed.  A stage that cannot run
