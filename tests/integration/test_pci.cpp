@@ -661,15 +661,18 @@ TEST_F(Removal, UnbindAndRebindWithFilesOpen)
 }
 
 // The IGT core_hotunplug pattern: sysfs remove with a job in flight and the
-// file held open, then a bus rescan finds the board again.
+// file held open, then a bus rescan finds the board again.  The rescan comes
+// at once: sysfs remove leaves the board powered with its transfer pending
+// (edu ends it 100 ms after it began), and the new binding must not let that
+// stale transfer reach memory.
 TEST_F(Removal, RemoveAndRescanWithAJobInFlight)
 {
 	const PciNpu n = npus_[1];
 	Victim v = start(n);
 	ASSERT_EQ(write_file(std::string(kPciDevices) + "/" + n.bus_id + "/remove", "1"), 0);
 	EXPECT_FALSE(fs::exists(fs::path(kPciDevices) / n.bus_id));
-	expect_gone(v);
 	ASSERT_EQ(write_file("/sys/bus/pci/rescan", "1"), 0);
+	expect_gone(v);
 	expect_back(n);
 }
 
