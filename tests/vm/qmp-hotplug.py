@@ -28,7 +28,7 @@ import socket
 import sys
 import time
 
-DEL_TIMEOUT = 60
+DEL_TIMEOUT = int(os.environ.get("RBLN_QMP_DEL_TIMEOUT", "60"))	# seconds
 PORTS = {"edu0": "rp0", "edu1": "rp1"}
 
 
