@@ -4,7 +4,8 @@
 # NPU host with one simulated ATOM beside the boards, runs rbln_pci_tests
 # (root: they unbind, remove and unplug; the round trips drop to an
 # unprivileged rbln member themselves), then checks that rbln.ko lets the
-# boards go and unloads cleanly.  GTEST_FILTER narrows.
+# boards go and unloads cleanly (and, on the sanitizer kernel, that kmemleak
+# suspects nothing).  GTEST_FILTER narrows.
 set -u
 [ "${RBLN_VM_PCI:-0}" = 1 ] || { echo "pci-suite: not a PCI VM (run it through run-vm.sh with RBLN_VM_PCI=1)"; exit 2; }
 # The simulated ATOM is made with id 8 (below), not 0: the simulator names its
@@ -46,4 +47,8 @@ for port in $RBLN_VM_PCI_PORTS; do
 		fail=1
 	fi
 done
+# On the sanitizer kernel: nothing of the boards' bindings, jobs or removals leaked.
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	"$(dirname "$0")/../debug-kernel/kmemleak-check.sh" || fail=1
+fi
 exit $fail
