@@ -7,7 +7,8 @@ top=${RBLN_TOP:?run through tests/vm/run-vm.sh}
 # shellcheck source=../vm/setup-node.sh
 . "$top/tests/vm/setup-node.sh"
 RBLN_KO_PARAMS=${RBLN_KO_PARAMS:-sim_devices=atom}
-smoke=${RBLN_EDU_SMOKE:-$top/build/pci/edu_smoke}
+build=${RBLN_BUILD:-$top/build}
+smoke=${RBLN_EDU_SMOKE:-$build/pci/edu_smoke}
 fail() { echo "pci-smoke: FAIL: $*"; exit 1; }
 setup_node || fail "setup_node"
 edu=$(for d in /sys/bus/pci/devices/*; do
@@ -25,10 +26,34 @@ after=$(irqs)
 echo "pci-smoke: interrupts $before -> $after"
 [ "${after:-0}" -gt "${before:-0}" ] || fail "the interrupt count did not grow"
 grep rbln /proc/interrupts
+smi=${RBLN_SMI:-$build/cmake/tools/rbln-smi/rbln-smi}
+if [ -x "$smi" ]; then
+	"$smi" -q || fail "rbln-smi -q"
+	"$smi" -j -i "$idx" || fail "rbln-smi -j"
+	"$smi" --json-format vendor -i "$idx" || fail "rbln-smi vendor JSON"
+	"$smi" --query npu,name,pci.bus_id,pci.link_speed,pci.link_width || fail "rbln-smi --query"
+fi
+# The forced DMAR fault: the one job fails, the next round trip works.
+dbg=/sys/kernel/debug/rbln/rbln$idx
+echo "rbln-test: expect DMAR fault: begin" > /dev/kmsg
+echo 1 > "$dbg/fault_next_transfer" || fail "fault_next_transfer"
+if "$smoke" "/dev/rbln$idx" 1; then fail "the job with the faulting transfer succeeded"; fi
+sleep 1
+echo "rbln-test: expect DMAR fault: end" > /dev/kmsg
+dmesg | grep -E "DMAR: \[DMA Read" | tail -n 2
+"$smoke" "/dev/rbln$idx" 1 || fail "round trip after the fault"
+echo "pci-smoke: transfers $(cat "$dbg/transfers"), timeouts $(cat "$dbg/transfer_timeouts")"
+# Unbind with a job in flight: the job ends in error, rebind works.
+"$smoke" "/dev/rbln$idx" 50 > /tmp/inflight.log 2>&1 &
+victim=$!
+sleep 2
 echo "$edu" > /sys/bus/pci/drivers/rbln/unbind || fail "unbind"
-[ ! -e "/dev/rbln$idx" ] || { udevadm settle; [ ! -e "/dev/rbln$idx" ] || fail "/dev/rbln$idx outlived unbind"; }
+wait $victim && fail "the round trips outlived the unbind"
+tail -n 2 /tmp/inflight.log
+udevadm settle --timeout=30
+[ ! -e "/dev/rbln$idx" ] || fail "/dev/rbln$idx outlived unbind"
 echo "$edu" > /sys/bus/pci/drivers/rbln/bind || fail "bind"
 udevadm settle --timeout=30
 idx=$(cat "/sys/bus/pci/devices/$edu/index")
-"$smoke" "/dev/rbln$idx" 1 || fail "round trip after rebind"
+"$smoke" "/dev/rbln$idx" 2 || fail "round trip after rebind"
 echo "pci-smoke: PASS"
