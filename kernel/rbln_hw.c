@@ -143,6 +143,10 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rdev->hw = ops;
 	rdev->hw_priv = hw_priv;
 	rdev->info = *info;
+	if (!rdev->info.pci_vendor_id) {
+		rdev->info.pci_vendor_id = DRM_RBLN_PCI_VENDOR_ID;
+		rdev->info.pci_device_id = info->sku->pci_device_id;
+	}
 	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
 	rbln_busy_init(&rdev->busy);
 	mutex_init(&rdev->clients_lock);

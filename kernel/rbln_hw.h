@@ -50,6 +50,12 @@ struct rbln_hw_info {
 	char pci_bus_id[16];
 	int numa_node;
 	char firmware_version[32];
+	/* The board's PCI ids (0: Rebellions' vendor id and the product's device id). */
+	u16 pci_vendor_id;
+	u16 pci_device_id;
+	/* The PCIe link the board sits behind: MT/s per lane and lanes (0: unknown). */
+	u32 pci_link_speed_mts;
+	u32 pci_link_width;
 	u64 capabilities;		/* backend's DRM_RBLN_CAP_* bits */
 	/*
 	 * Most bytes one job may copy (DRM_RBLN_PARAM_JOB_MAX_BYTES): small
@@ -251,6 +257,13 @@ void rbln_sim_exit(void);
 #else
 static inline int rbln_sim_init(void) { return 0; }
 static inline void rbln_sim_exit(void) { }
+#endif
+#if IS_ENABLED(CONFIG_DRM_RBLN_PCI)
+int rbln_pci_init(void);
+void rbln_pci_exit(void);
+#else
+static inline int rbln_pci_init(void) { return 0; }
+static inline void rbln_pci_exit(void) { }
 #endif
 
 #endif /* RBLN_HW_H */

@@ -33,7 +33,10 @@ RBLN_INFO_ATTR(name, "%s", rdev->info.sku->name);
 RBLN_INFO_ATTR(uuid, "%pUb", &rdev->info.uuid);
 RBLN_INFO_ATTR(serial, "%s", rdev->info.serial);
 RBLN_INFO_ATTR(pci_bus_id, "%s", rdev->info.pci_bus_id);
-RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.sku->pci_device_id);
+RBLN_INFO_ATTR(pci_vendor_id, "0x%04x", rdev->info.pci_vendor_id);
+RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.pci_device_id);
+RBLN_INFO_ATTR(pci_link_speed_mts, "%u", rdev->info.pci_link_speed_mts);
+RBLN_INFO_ATTR(pci_link_width, "%u", rdev->info.pci_link_width);
 RBLN_INFO_ATTR(numa_node, "%d", rdev->info.numa_node);
 RBLN_INFO_ATTR(firmware_version, "%s", rdev->info.firmware_version);
 RBLN_INFO_ATTR(chiplet_count, "%u", rdev->nr_chiplets);
@@ -120,7 +123,10 @@ static struct attribute *rbln_device_attrs[] = {
 	&dev_attr_uuid.attr,
 	&dev_attr_serial.attr,
 	&dev_attr_pci_bus_id.attr,
+	&dev_attr_pci_vendor_id.attr,
 	&dev_attr_pci_device_id.attr,
+	&dev_attr_pci_link_speed_mts.attr,
+	&dev_attr_pci_link_width.attr,
 	&dev_attr_numa_node.attr,
 	&dev_attr_firmware_version.attr,
 	&dev_attr_chiplet_count.attr,

@@ -13,7 +13,7 @@ namespace rbln::smi {
 const std::vector<std::string> &query_field_names()
 {
 	static const std::vector<std::string> names = {
-		"npu", "name", "uuid", "pci.bus_id", "status", "temperature", "power", "pstate",
+		"npu", "name", "uuid", "pci.bus_id", "pci.link_speed", "pci.link_width", "status", "temperature", "power", "pstate",
 		"memory.used", "memory.total", "utilization", "driver_version", "timestamp",
 	};
 	return names;
