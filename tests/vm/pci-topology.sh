@@ -2,7 +2,7 @@
 # A VM whose PCI layout has every relation of rbln-smi topo -m, then the
 # suite's PciTopology tests in it (tests/integration/test_pci_topology.cpp):
 #   tests/vm/pci-topology.sh OUTDIR KERNEL
-# QEMU's edu devices (1234:11e8) stand where NPUs would:
+# QEMU's edu devices (1234:11e8), which the PCI backend drives as NPUs:
 #   A, B  each behind a root port of the main host bridge         A-B PHB
 #   C, D  behind two downstream ports of one switch               C-D PIX
 #   G     behind a second switch below that switch's third port   C-G PXB
@@ -14,8 +14,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1 kernel=$2
 
-layout="-object memory-backend-ram,id=m0,size=1G -numa node,nodeid=0,cpus=0,memdev=m0
--object memory-backend-ram,id=m1,size=1G -numa node,nodeid=1,cpus=1,memdev=m1
+layout="-object memory-backend-ram,id=m0,size=120M -numa node,nodeid=0,cpus=0,memdev=m0
+-object memory-backend-ram,id=m1,size=120M -numa node,nodeid=1,cpus=1,memdev=m1
 -device pcie-root-port,id=tp1,bus=pcie.0,chassis=11,addr=10.0 -device edu,bus=tp1
 -device pcie-root-port,id=tp2,bus=pcie.0,chassis=12,addr=11.0 -device edu,bus=tp2
 -device pcie-root-port,id=tp3,bus=pcie.0,chassis=13,addr=12.0 -device x3130-upstream,id=up1,bus=tp3
@@ -37,6 +37,9 @@ E=pci0000:40/00.0/00.0 F=pci0000:80/00.0/00.0 H=pci0000:60/00.0/00.0
 cases="$A $A X;$A $B PHB;$C $D PIX;$C $G PXB;$D $G PXB;$A $C PHB;$B $G PHB"
 cases+=";$E $H NODE;$E $F SYS;$H $F SYS"
 
-RBLN_VM_QEMU_ARGS=$(echo $layout) "$here/run-vm.sh" -o "$out" "$kernel" \
+# 240 MiB of RAM, all below the 256 MiB edu's 28-bit DMA reaches: the PCI
+# backend (kernel/pci) binds edu without an IOMMU then, so its NPUs are in
+# rbln-smi topo -m too (PciTopology.SmiMatrixOfTheNpusOnPci).
+RBLN_VM_MEM=240 RBLN_VM_QEMU_ARGS=$(echo $layout) "$here/run-vm.sh" -o "$out" "$kernel" \
 	env RBLN_TOPO_CASES="$cases" RBLN_SUITE_ONLY=rbln_integration_tests \
 	GTEST_FILTER='PciTopology.*' "$here/suite.sh"
