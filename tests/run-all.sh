@@ -199,6 +199,15 @@ if [ -n "$ok" ]; then
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
 	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc"
+
+	# rbln-smi topo -m's PCI relations over a real kernel's sysfs: root
+	# ports, switches, expander host bridges on two NUMA nodes.
+	echo "=== PCI path relations in a VM with root ports, switches and two NUMA nodes on $ok"
+	out=$build/vm/pci-topology
+	"$top/tests/vm/pci-topology.sh" "$out" "$ok"
+	vm_rc=$?
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI topology VM"
+	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc"
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
