@@ -30,6 +30,16 @@ struct rbln_sku;
 /* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
 #define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 
+/*
+ * The kinds of link between two chiplets of one package, as sysfs names them
+ * (chipletN/links).  0 is no link.
+ */
+enum rbln_hw_link_kind {
+	RBLN_HW_LINK_NONE = 0,
+	RBLN_HW_LINK_D2D,		/* die-to-die (UCIe) */
+	RBLN_HW_LINK_KINDS
+};
+
 /* Identity of one device, fixed for its lifetime. */
 struct rbln_hw_info {
 	const struct rbln_sku *sku;
@@ -59,6 +69,13 @@ struct rbln_hw_info {
 	 * External HDMA.
 	 */
 	u32 engines[RBLN_MAX_CHIPLETS];
+	/*
+	 * The links between chiplets: links[a][b] is the kind of the link
+	 * joining chiplets a and b (enum rbln_hw_link_kind), the same as
+	 * links[b][a]; the diagonal and chiplets past the product's are 0.  The
+	 * hardware's wiring, not an assumption: a one-die part has none.
+	 */
+	u8 links[RBLN_MAX_CHIPLETS][RBLN_MAX_CHIPLETS];
 	/*
 	 * Longest a job of job_max_bytes takes on this hardware, in ms: the
 	 * job timeout is never shorter (0: the module's job_timeout_ms alone).

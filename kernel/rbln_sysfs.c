@@ -228,6 +228,31 @@ static ssize_t chiplet_engines_show(struct kobject *kobj,
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
+/*
+ * links: the chiplets this one is wired to, as "PEER:KIND" (KIND "d2d",
+ * die-to-die) separated by spaces, in chiplet order; an empty line when it
+ * has none (a one-die part).  The backend's declaration (rbln_hw_info.links).
+ */
+static ssize_t chiplet_links_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	static const char *const kind_names[RBLN_HW_LINK_KINDS] = {
+		[RBLN_HW_LINK_D2D] = "d2d",
+	};
+	const struct rbln_chiplet *chiplet = kobj_to_chiplet(kobj);
+	const struct rbln_device *rdev = chiplet->rdev;
+	unsigned int peer;
+	int len = 0;
+
+	for (peer = 0; peer < rdev->nr_chiplets; peer++) {
+		u8 kind = rdev->info.links[chiplet->index][peer];
+
+		if (kind)
+			len += sysfs_emit_at(buf, len, "%s%u:%s", len ? " " : "", peer,
+					     kind_names[kind]);
+	}
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
 /* <engine>_busy_ns: time the engine spent running jobs; present engines only. */
 static struct kobj_attribute chiplet_attr_engine_busy[DRM_RBLN_ENGINE_COUNT];
 
@@ -280,6 +305,8 @@ static struct kobj_attribute chiplet_attr_engines =
 	__ATTR(engines, 0444, chiplet_engines_show, NULL);
 static struct kobj_attribute chiplet_attr_status =
 	__ATTR(status, 0444, chiplet_status_show, NULL);
+static struct kobj_attribute chiplet_attr_links =
+	__ATTR(links, 0444, chiplet_links_show, NULL);
 
 static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_total.attr,
@@ -288,6 +315,7 @@ static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_engines.attr,
 	&chiplet_attr_engine_resets.attr,
 	&chiplet_attr_status.attr,
+	&chiplet_attr_links.attr,
 	NULL
 };
 static const struct attribute_group rbln_chiplet_group = {

@@ -281,30 +281,6 @@ std::string render_dmon(const Snapshot &snap, bool header, DmonColumns columns)
 	return out;
 }
 
-std::string render_topo(const Snapshot &snap)
-{
-	std::string out;
-	for (const auto &d : snap.devices) {
-		const unsigned n = d.npu.chiplet_count;
-		out += fmt::format("NPU {} {} ({}, NUMA node {})\n", d.npu.index, d.npu.name, d.npu.pci_bus_id,
-				   d.numa_node);
-		out += "       ";
-		for (unsigned c = 0; c < n; c++)
-			out += fmt::format("{:>7}", fmt::format("C{}", c));
-		out += fmt::format("{:>8}\n", "Host");
-		for (unsigned r = 0; r < n; r++) {
-			out += fmt::format("  {:<5}", fmt::format("C{}", r));
-			for (unsigned c = 0; c < n; c++)
-				out += fmt::format("{:>7}", r == c ? "X" : "D2D");
-			out += fmt::format("{:>8}\n", r == 0 ? "EHDMA" : "via C0");
-		}
-		out += "\n";
-	}
-	out += "Legend: D2D die-to-die link between chiplets (UCIe); EHDMA External HDMA, the host\n"
-	       "link, on chiplet 0 only: other chiplets reach the host through chiplet 0's Task DMA.\n";
-	return out;
-}
-
 static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
 {
 	if (f == "npu") return d.npu.index;
