@@ -648,6 +648,36 @@ TEST_F(Pci, ForcedDmarFaultIsReportedAndFailsOnlyItsJob)
 	unmap(dev);
 }
 
+// A job's transfers are bounded, not only its bytes: the job timeout is sized
+// for both engines' biggest jobs one behind the other on edu's one DMA
+// engine.  A job of many small copies (64 of one byte: 128 transfers, 12.8 s
+// of edu) is refused at SUBMIT with EINVAL instead of running into its
+// timeout; a job of a few copies still runs, byte-exact.
+TEST_F(Pci, AJobOfTooManyTransfersIsRefusedAtSubmit)
+{
+	const PciNpu &n = npus_[0];
+	Fd fd = open_node(n.node);
+	Buffer host = make_buffer(fd.get(), kBuf, DRM_RBLN_BO_HOST), dev = make_buffer(fd.get(), kBuf, 0);
+	ASSERT_TRUE(host.map && dev.map);
+	for (uint64_t i = 0; i < kBuf; i++)
+		host.map[i] = uint8_t(i * 7 + 1);
+	std::vector<drm_rbln_copy> many;
+	for (uint64_t i = 0; i < 64; i++)
+		many.push_back({host.handle, dev.handle, i * 256, i * 256, 1});
+	uint64_t seqno = 0;
+	EXPECT_EQ(submit(fd.get(), DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, many, &seqno), EINVAL)
+		<< "64 one-byte copies (128 transfers) must be refused, not left to time out";
+	std::vector<drm_rbln_copy> few;
+	for (uint64_t i = 0; i < 4; i++)
+		few.push_back({host.handle, dev.handle, i * 4096 + 5, i * 4096 + 9, 100});
+	ASSERT_EQ(submit(fd.get(), DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, few, &seqno), 0);
+	EXPECT_EQ(wait_job(fd.get(), seqno, 30'000'000'000), 0);
+	for (uint64_t i = 0; i < 4; i++)
+		EXPECT_EQ(std::memcmp(dev.map + i * 4096 + 9, host.map + i * 4096 + 5, 100), 0) << "copy " << i;
+	unmap(host);
+	unmap(dev);
+}
+
 // Sysfs unbind with files open (a job queued, a buffer mapped), then bind.
 TEST_F(Removal, UnbindAndRebindWithFilesOpen)
 {
