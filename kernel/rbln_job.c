@@ -288,6 +288,8 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 	if (!job->started) {
 		if (job->want_times)
 			job->end_ns = ktime_get_ns();
+		/* Ended without running (a failed input): a profiler still sees its end. */
+		rbln_job_trace(job, trace_rbln_job_complete);
 		return;
 	}
 	now = rbln_busy_end(&engine->chiplet->rdev->busy);
