@@ -157,7 +157,7 @@ static int __init rbln_init(void)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct drm_rbln_get_param) != 24);
-	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 208);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_device_info) != 216);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
@@ -182,8 +182,13 @@ static int __init rbln_init(void)
 	ret = rbln_sim_init();
 	if (ret)
 		goto err_debugfs;
+	ret = rbln_pci_init();
+	if (ret)
+		goto err_sim;
 	return 0;
 
+err_sim:
+	rbln_sim_exit();
 err_debugfs:
 	rbln_debugfs_fini();
 	rbln_jobs_fini();
@@ -194,6 +199,7 @@ err_events:
 
 static void __exit rbln_exit(void)
 {
+	rbln_pci_exit();
 	rbln_sim_exit();
 	rbln_debugfs_fini();
 	rbln_jobs_fini();

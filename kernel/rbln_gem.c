@@ -437,7 +437,7 @@ int rbln_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = rbln_client_check_owner(client) ?: rbln_client_charge_handle(client, size);
 	if (ret)
 		return ret;
-	user = rbln_user_charge(current_uid(), size);
+	user = rbln_user_charge(rbln_user_accountable(current_cred()), size);
 	if (IS_ERR(user)) {
 		rbln_client_uncharge_handle(client, size);
 		return PTR_ERR(user);

@@ -83,6 +83,23 @@ static void rbln_chiplets_init(struct rbln_device *rdev)
 	}
 }
 
+/* Links are symmetric, of a known kind, and only between chiplets that exist. */
+static bool rbln_hw_links_valid(const struct rbln_hw_info *info)
+{
+	unsigned int a, b;
+
+	for (a = 0; a < RBLN_MAX_CHIPLETS; a++)
+		for (b = 0; b < RBLN_MAX_CHIPLETS; b++) {
+			u8 kind = info->links[a][b];
+
+			if (kind != info->links[b][a] || kind >= RBLN_HW_LINK_KINDS)
+				return false;
+			if (kind && (a == b || a >= info->sku->chiplets || b >= info->sku->chiplets))
+				return false;
+		}
+	return true;
+}
+
 /**
  * rbln_device_create - bring up one NPU found by a backend
  * @parent: the backend's device; the DRM node and sysfs attributes hang off it
@@ -112,6 +129,8 @@ struct rbln_device *rbln_device_create(struct device *parent,
 		if (WARN_ON(!info->engines[i] ||
 			    info->engines[i] & ~GENMASK(DRM_RBLN_ENGINE_COUNT - 1, 0)))
 			return ERR_PTR(-EINVAL);
+	if (WARN_ON(!rbln_hw_links_valid(info)))
+		return ERR_PTR(-EINVAL);
 	/* Each chiplet's memory must fit its window of device addresses. */
 	if (div_u64(info->memory_total, info->sku->chiplets) > RBLN_CHIPLET_WINDOW)
 		return ERR_PTR(-EINVAL);
@@ -124,6 +143,10 @@ struct rbln_device *rbln_device_create(struct device *parent,
 	rdev->hw = ops;
 	rdev->hw_priv = hw_priv;
 	rdev->info = *info;
+	if (!rdev->info.pci_vendor_id) {
+		rdev->info.pci_vendor_id = DRM_RBLN_PCI_VENDOR_ID;
+		rdev->info.pci_device_id = info->sku->pci_device_id;
+	}
 	atomic_set(&rdev->status, DRM_RBLN_STATUS_INIT);
 	rbln_busy_init(&rdev->busy);
 	mutex_init(&rdev->clients_lock);

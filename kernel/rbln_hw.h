@@ -30,6 +30,16 @@ struct rbln_sku;
 /* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
 #define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 
+/*
+ * The kinds of link between two chiplets of one package, as sysfs names them
+ * (chipletN/links).  0 is no link.
+ */
+enum rbln_hw_link_kind {
+	RBLN_HW_LINK_NONE = 0,
+	RBLN_HW_LINK_D2D,		/* die-to-die (UCIe) */
+	RBLN_HW_LINK_KINDS
+};
+
 /* Identity of one device, fixed for its lifetime. */
 struct rbln_hw_info {
 	const struct rbln_sku *sku;
@@ -40,6 +50,12 @@ struct rbln_hw_info {
 	char pci_bus_id[16];
 	int numa_node;
 	char firmware_version[32];
+	/* The board's PCI ids (0: Rebellions' vendor id and the product's device id). */
+	u16 pci_vendor_id;
+	u16 pci_device_id;
+	/* The PCIe link the board sits behind: MT/s per lane and lanes (0: unknown). */
+	u32 pci_link_speed_mts;
+	u32 pci_link_width;
 	u64 capabilities;		/* backend's DRM_RBLN_CAP_* bits */
 	/*
 	 * Most bytes one job may copy (DRM_RBLN_PARAM_JOB_MAX_BYTES): small
@@ -53,6 +69,13 @@ struct rbln_hw_info {
 	 * External HDMA.
 	 */
 	u32 engines[RBLN_MAX_CHIPLETS];
+	/*
+	 * The links between chiplets: links[a][b] is the kind of the link
+	 * joining chiplets a and b (enum rbln_hw_link_kind), the same as
+	 * links[b][a]; the diagonal and chiplets past the product's are 0.  The
+	 * hardware's wiring, not an assumption: a one-die part has none.
+	 */
+	u8 links[RBLN_MAX_CHIPLETS][RBLN_MAX_CHIPLETS];
 	/*
 	 * Longest a job of job_max_bytes takes on this hardware, in ms: the
 	 * job timeout is never shorter (0: the module's job_timeout_ms alone).
@@ -234,6 +257,13 @@ void rbln_sim_exit(void);
 #else
 static inline int rbln_sim_init(void) { return 0; }
 static inline void rbln_sim_exit(void) { }
+#endif
+#if IS_ENABLED(CONFIG_DRM_RBLN_PCI)
+int rbln_pci_init(void);
+void rbln_pci_exit(void);
+#else
+static inline int rbln_pci_init(void) { return 0; }
+static inline void rbln_pci_exit(void) { }
 #endif
 
 #endif /* RBLN_HW_H */

@@ -55,7 +55,7 @@ static int rbln_device_param(struct rbln_device *rdev, u32 param, u64 *value)
 		*value = rdev->info.sku->id;
 		return 0;
 	case DRM_RBLN_PARAM_PCI_DEVICE_ID:
-		*value = rdev->info.sku->pci_device_id;
+		*value = rdev->info.pci_device_id;
 		return 0;
 	case DRM_RBLN_PARAM_CHIPLET_COUNT:
 		*value = rdev->nr_chiplets;
@@ -124,8 +124,8 @@ int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *
 	memset(args, 0, sizeof(*args));
 	args->index = info->index;
 	args->sku = info->sku->id;
-	args->pci_vendor_id = DRM_RBLN_PCI_VENDOR_ID;
-	args->pci_device_id = info->sku->pci_device_id;
+	args->pci_vendor_id = info->pci_vendor_id;
+	args->pci_device_id = info->pci_device_id;
 	args->chiplet_count = rdev->nr_chiplets;
 	args->numa_node = info->numa_node;
 	args->uapi_version = DRM_RBLN_UAPI_VERSION;
@@ -138,6 +138,8 @@ int rbln_ioctl_device_info(struct drm_device *drm, void *data, struct drm_file *
 	strscpy(args->firmware_version, info->firmware_version,
 		sizeof(args->firmware_version));
 	strscpy(args->driver_version, RBLN_DRIVER_VERSION, sizeof(args->driver_version));
+	args->pci_link_speed_mts = info->pci_link_speed_mts;
+	args->pci_link_width = info->pci_link_width;
 	return 0;
 }
 

@@ -29,6 +29,15 @@ static const struct rbln_sku rbln_skus[] = {
 		.memory = 140ULL * SZ_1G,	/* 35 GiB per chiplet */
 		.idle_power_mw = 60000, .max_power_mw = 600000,
 	},
+	{
+		/*
+		 * QEMU's edu device behind the PCI backend (kernel/pci/): a
+		 * stand-in board, not Rebellions silicon.
+		 */
+		.id = DRM_RBLN_SKU_EDU, .key = "edu", .pci_only = true, .name = "RBLN-EDU",
+		.pci_device_id = 0x11e8, .chiplets = 1,
+		.memory = SZ_64M,
+	},
 };
 
 const struct rbln_sku *rbln_sku_by_key(const char *key)
@@ -36,8 +45,8 @@ const struct rbln_sku *rbln_sku_by_key(const char *key)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(rbln_skus); i++)
-		if (sysfs_streq(key, rbln_skus[i].key) ||
-		    sysfs_streq(key, rbln_skus[i].name))
+		if (!rbln_skus[i].pci_only && (sysfs_streq(key, rbln_skus[i].key) ||
+					       sysfs_streq(key, rbln_skus[i].name)))
 			return &rbln_skus[i];
 	return NULL;
 }

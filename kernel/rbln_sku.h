@@ -15,8 +15,10 @@ struct rbln_sku {
 	u64 memory;			/* nominal bytes, as rbln-smi shows it */
 	u32 idle_power_mw;
 	u32 max_power_mw;
+	bool pci_only;			/* a PCI backend's board: the simulator cannot make one */
 };
 
+/* A product the simulator can make, by key or name. */
 const struct rbln_sku *rbln_sku_by_key(const char *key);
 const struct rbln_sku *rbln_sku_by_id(enum drm_rbln_sku id);
 /* "atom, atom-max, rebel100": for error messages. */

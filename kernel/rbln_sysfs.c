@@ -33,7 +33,10 @@ RBLN_INFO_ATTR(name, "%s", rdev->info.sku->name);
 RBLN_INFO_ATTR(uuid, "%pUb", &rdev->info.uuid);
 RBLN_INFO_ATTR(serial, "%s", rdev->info.serial);
 RBLN_INFO_ATTR(pci_bus_id, "%s", rdev->info.pci_bus_id);
-RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.sku->pci_device_id);
+RBLN_INFO_ATTR(pci_vendor_id, "0x%04x", rdev->info.pci_vendor_id);
+RBLN_INFO_ATTR(pci_device_id, "0x%04x", rdev->info.pci_device_id);
+RBLN_INFO_ATTR(pci_link_speed_mts, "%u", rdev->info.pci_link_speed_mts);
+RBLN_INFO_ATTR(pci_link_width, "%u", rdev->info.pci_link_width);
 RBLN_INFO_ATTR(numa_node, "%d", rdev->info.numa_node);
 RBLN_INFO_ATTR(firmware_version, "%s", rdev->info.firmware_version);
 RBLN_INFO_ATTR(chiplet_count, "%u", rdev->nr_chiplets);
@@ -120,7 +123,10 @@ static struct attribute *rbln_device_attrs[] = {
 	&dev_attr_uuid.attr,
 	&dev_attr_serial.attr,
 	&dev_attr_pci_bus_id.attr,
+	&dev_attr_pci_vendor_id.attr,
 	&dev_attr_pci_device_id.attr,
+	&dev_attr_pci_link_speed_mts.attr,
+	&dev_attr_pci_link_width.attr,
 	&dev_attr_numa_node.attr,
 	&dev_attr_firmware_version.attr,
 	&dev_attr_chiplet_count.attr,
@@ -222,6 +228,31 @@ static ssize_t chiplet_engines_show(struct kobject *kobj,
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
+/*
+ * links: the chiplets this one is wired to, as "PEER:KIND" (KIND "d2d",
+ * die-to-die) separated by spaces, in chiplet order; an empty line when it
+ * has none (a one-die part).  The backend's declaration (rbln_hw_info.links).
+ */
+static ssize_t chiplet_links_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	static const char *const kind_names[RBLN_HW_LINK_KINDS] = {
+		[RBLN_HW_LINK_D2D] = "d2d",
+	};
+	const struct rbln_chiplet *chiplet = kobj_to_chiplet(kobj);
+	const struct rbln_device *rdev = chiplet->rdev;
+	unsigned int peer;
+	int len = 0;
+
+	for (peer = 0; peer < rdev->nr_chiplets; peer++) {
+		u8 kind = rdev->info.links[chiplet->index][peer];
+
+		if (kind)
+			len += sysfs_emit_at(buf, len, "%s%u:%s", len ? " " : "", peer,
+					     kind_names[kind]);
+	}
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
 /* <engine>_busy_ns: time the engine spent running jobs; present engines only. */
 static struct kobj_attribute chiplet_attr_engine_busy[DRM_RBLN_ENGINE_COUNT];
 
@@ -274,6 +305,8 @@ static struct kobj_attribute chiplet_attr_engines =
 	__ATTR(engines, 0444, chiplet_engines_show, NULL);
 static struct kobj_attribute chiplet_attr_status =
 	__ATTR(status, 0444, chiplet_status_show, NULL);
+static struct kobj_attribute chiplet_attr_links =
+	__ATTR(links, 0444, chiplet_links_show, NULL);
 
 static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_memory_total.attr,
@@ -282,6 +315,7 @@ static struct attribute *rbln_chiplet_attrs[] = {
 	&chiplet_attr_engines.attr,
 	&chiplet_attr_engine_resets.attr,
 	&chiplet_attr_status.attr,
+	&chiplet_attr_links.attr,
 	NULL
 };
 static const struct attribute_group rbln_chiplet_group = {

@@ -9,13 +9,21 @@
  *
  * One table for the module: a user's buffers on every rbln device count
  * together.  Entries live while a buffer of theirs does.
+ *
+ * A user is a uid of the initial user namespace.  Inside a user namespace
+ * every uid it maps, however many (newuidmap grants whole /etc/subuid
+ * ranges), is its creator's: charged to the owner of the outermost
+ * namespace, as the kernel's own per-user counts (ucounts) charge a
+ * namespace's use to its owner, so no namespace multiplies the limits.
  */
 #include <linux/err.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sizes.h>
+#include <linux/cred.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 #include <linux/xarray.h>
 
 #include "rbln_user.h"
@@ -38,6 +46,16 @@ struct rbln_user {
 
 static DEFINE_MUTEX(rbln_users_lock);
 static DEFINE_XARRAY(rbln_users);	/* uid -> struct rbln_user */
+
+kuid_t rbln_user_accountable(const struct cred *cred)
+{
+	const struct user_namespace *ns = cred->user_ns;
+	kuid_t uid = cred->uid;
+
+	for (; ns != &init_user_ns; ns = ns->parent)
+		uid = ns->owner;
+	return uid;
+}
 
 struct rbln_user *rbln_user_charge(kuid_t uid, u64 size)
 {

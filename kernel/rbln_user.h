@@ -6,7 +6,14 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
+struct cred;
 struct rbln_user;
+
+/*
+ * Who answers for what @cred's task makes: its uid, or inside a user
+ * namespace the initial namespace's uid that created the outermost one.
+ */
+kuid_t rbln_user_accountable(const struct cred *cred);
 
 /*
  * Charges a buffer of @size bytes to @uid until rbln_user_uncharge(): the

@@ -12,6 +12,7 @@ packages=(
 	dkms sparse kmod openssl strace python3-jsonschema
 	pahole	# the 6.12 headers' dependency (BTF of modules); they are unpacked, not installed
 	qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap
+	pciutils	# lspci -k in the PCI VM (tests/integration/test_pci.cpp)
 	udev systemd
 	linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 	libyaml-cpp-dev crun

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: host unit tests (ctest), the DKMS packaging test, and the
-# integration suite inside a VM for each kernel; then checks that the host's
+# integration suite inside a VM for each kernel, the PCI backend's suite in a
+# PCI VM (QEMU's edu boards behind an IOMMU) for each kernel; then checks that the host's
 # packages and kernel files are as they were before.  Prints one summary line
 # "rbln tests: N passed, N failed, N skipped", every failure and skip named
 # above it, and exits non-zero if anything failed.  A stage that cannot run
@@ -129,6 +130,24 @@ if [ "$vm_only" = 0 ]; then
 	result "KUnit run (kernel log; see $build/kunit/console.log)" "$kunit_rc"
 fi
 
+# The PCI backend (tests/vm/pci-suite.sh: QEMU's edu boards behind an IOMMU)
+# in a PCI VM per kernel, one after another, beside the suites' VMs below:
+# each VM is one TCG thread, and the machine has two cores.  Their results
+# are counted after the NUMA VM.
+pci_vms() {
+	local k
+	for k in "$@"; do
+		RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-$k" "$k" "$top/tests/vm/pci-suite.sh" \
+			> "$build/vm/pci-$k.log" 2>&1
+		echo $? > "$build/vm/pci-$k.rc"
+	done
+}
+mkdir -p "$build/vm"
+rm -f "$build"/vm/pci-*.rc
+pci_start=$SECONDS
+pci_vms "${kernels[@]}" &
+pci_pid=$!
+
 for k in "${kernels[@]}"; do
 	echo "=== VM tests on $k"
 	out=$build/vm/$k
@@ -180,9 +199,28 @@ if [ -n "$ok" ]; then
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
 	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc"
+
+	# rbln-smi topo -m's PCI relations over a real kernel's sysfs: root
+	# ports, switches, expander host bridges on two NUMA nodes.
+	echo "=== PCI path relations in a VM with root ports, switches and two NUMA nodes on $ok"
+	out=$build/vm/pci-topology
+	"$top/tests/vm/pci-topology.sh" "$out" "$ok"
+	vm_rc=$?
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI topology VM"
+	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc"
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
+
+echo "=== the PCI backend on QEMU's edu boards (PCI VMs, beside the ones above)"
+wait "$pci_pid"
+echo "the PCI VMs took $((SECONDS - pci_start)) s"
+for k in "${kernels[@]}"; do
+	out=$build/vm/pci-$k
+	grep -h -e '^pci-suite' -e '^run-vm' -e '^\[  FAILED  \]' "$build/vm/pci-$k.log" 2>/dev/null
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI VM $k"
+	result "PCI VM $k (suite or kernel log; see $out and $build/vm/pci-$k.log)" "$(cat "$build/vm/pci-$k.rc" 2>/dev/null || echo 1)"
+done
 
 dk=${RBLN_DEBUG_KERNEL:-}
 if [ -n "$dk" ]; then

@@ -74,6 +74,8 @@ extern const struct rbln_hw_ops rbln_sim_hw_ops;
 void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info *info);
 /* The simulated products' engines, for @chiplets chiplets. */
 void rbln_sim_fill_engines(unsigned int chiplets, struct rbln_hw_info *info);
+/* Their die-to-die links: a 2x2 grid of chiplets, each linked to those beside it. */
+void rbln_sim_fill_links(unsigned int chiplets, struct rbln_hw_info *info);
 
 /* rbln_sim_engine.c: engines that copy with the CPU and report through the completion hook. */
 void rbln_sim_engines_init(struct rbln_sim_device *sdev);

@@ -38,6 +38,27 @@ void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info 
 	info->capabilities = DRM_RBLN_CAP_SIMULATED;
 	info->job_max_bytes = RBLN_SIM_JOB_MAX_BYTES;
 	rbln_sim_fill_engines(sku->chiplets, info);
+	rbln_sim_fill_links(sku->chiplets, info);
+}
+
+/*
+ * The die-to-die wiring of the simulated package: its chiplets sit in a 2x2
+ * grid (chiplet i in column i % 2, row i / 2), each linked to the chiplets
+ * beside it, none across the diagonal: 0-1, 0-2, 1-3, 2-3 on Rebel100.  The
+ * product documents say only "die-to-die links"; this is the simulator's
+ * declaration, and tools read it from sysfs rather than assume it.
+ */
+void rbln_sim_fill_links(unsigned int chiplets, struct rbln_hw_info *info)
+{
+	unsigned int a, b;
+
+	for (a = 0; a < chiplets; a++)
+		for (b = 0; b < chiplets; b++) {
+			unsigned int dcol = (a % 2) ^ (b % 2), drow = (a / 2) ^ (b / 2);
+
+			if (dcol + drow == 1)
+				info->links[a][b] = RBLN_HW_LINK_D2D;
+		}
 }
 
 void rbln_sim_fill_engines(unsigned int chiplets, struct rbln_hw_info *info)

@@ -6,6 +6,7 @@
  */
 #include <kunit/test.h>
 #include <linux/dma-resv.h>
+#include <linux/math64.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <drm/gpu_scheduler.h>
@@ -127,6 +128,59 @@ static void rbln_sched_timeout_resets_one_engine(struct kunit *test)
 }
 
 /*
+ * What a loaded TCG guest running the sanitizer kernel may add to a bound:
+ * the timeout's work item and the waiter starting late (the VM suite's
+ * kScheduling, tests/integration/test_dma.cpp).
+ */
+#define RBLN_TEST_SCHEDULING_MS	450
+
+/*
+ * The biggest job the limit allows, on an engine slowed to take 3.2 s over
+ * it (200 ms a chunk), ends with -ETIMEDOUT at its timeout: within
+ * job_timeout_ms plus RBLN_HW_RESET_MAX_MS of its start, as the reset stops
+ * it between chunks; then the engine runs a small job.
+ */
+static void rbln_sched_timeout_stops_the_biggest_job(struct kunit *test)
+{
+	struct sched_fixture *f = test->priv;
+	struct rbln_sim_device *sdev = rbln_test_sim(f->rdev);
+	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[NEURAL];
+	u64 limit = f->rdev->info.job_max_bytes, timeout_ms, seqno, start, took_ms;
+	u32 a = rbln_test_bo(test, f->file, SZ_4M, 0, 0), b = rbln_test_bo(test, f->file, SZ_4M, 0, 0);
+	struct drm_rbln_copy *copies;
+	struct drm_rbln_submit s = { .engine = NEURAL, .copy_size = sizeof(*copies) };
+	u32 i, n;
+	int status;
+
+	KUNIT_ASSERT_EQ(test, limit % SZ_4M, 0);
+	n = limit / SZ_4M;
+	copies = kunit_kcalloc(test, n, sizeof(*copies), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, copies);
+	for (i = 0; i < n; i++)
+		copies[i] = (struct drm_rbln_copy){ .src_handle = a, .dst_handle = b, .size = SZ_4M };
+	s.copy_count = n;
+	s.copies = (u64)(uintptr_t)rbln_test_user_copy(test, copies, n * sizeof(*copies));
+	timeout_ms = jiffies_to_msecs(READ_ONCE(engine->sched.timeout));
+
+	WRITE_ONCE(sdev->slow_us, 200000);
+	start = ktime_get_ns();
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT, &s), 0);
+	seqno = s.seqno;
+	KUNIT_ASSERT_EQ(test, wait_job(test, seqno, 10LL * NSEC_PER_SEC, &status), 0);
+	took_ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
+	WRITE_ONCE(sdev->slow_us, 0);
+	kunit_info(test, "biggest job (%llu bytes), timeout %llu ms: %d after %llu ms\n", limit,
+		   timeout_ms, status, took_ms);
+	KUNIT_EXPECT_EQ(test, status, -ETIMEDOUT);
+	KUNIT_EXPECT_GE(test, took_ms, timeout_ms);
+	KUNIT_EXPECT_LE(test, took_ms, timeout_ms + RBLN_HW_RESET_MAX_MS + RBLN_TEST_SCHEDULING_MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&engine->resets), 1);
+	seqno = submit_copy(test, NEURAL, f->a, f->b);
+	KUNIT_ASSERT_EQ(test, wait_job(test, seqno, 10LL * NSEC_PER_SEC, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+}
+
+/*
  * Removing the device with a job held by a hung engine ends it, and the one
  * queued behind it, at once.  Both scheduler fences end up with a parent of
  * ours, whose pins keep the device (which the scheduler fence names its
@@ -156,6 +210,7 @@ static struct kunit_case rbln_sched_cases[] = {
 	KUNIT_CASE(rbln_sched_job_fences_its_buffers),
 	KUNIT_CASE(rbln_sched_small_job_keeps_order),
 	KUNIT_CASE(rbln_sched_timeout_resets_one_engine),
+	KUNIT_CASE(rbln_sched_timeout_stops_the_biggest_job),
 	KUNIT_CASE(rbln_sched_removal_ends_held_jobs),
 	{}
 };

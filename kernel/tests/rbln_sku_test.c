@@ -54,6 +54,11 @@ static void rbln_sku_table_consistent(struct kunit *test)
 	/* What rbln-smi shows: 15.7 GiB on ATOM, 140 GiB on Rebel100. */
 	KUNIT_EXPECT_EQ(test, rbln_sku_by_id(DRM_RBLN_SKU_ATOM)->memory, 16076ULL * SZ_1M);
 	KUNIT_EXPECT_EQ(test, rbln_sku_by_id(DRM_RBLN_SKU_REBEL100)->memory, 140ULL * SZ_1G);
+	/* The PCI backend's board exists, but the simulator cannot make one. */
+	KUNIT_ASSERT_NOT_NULL(test, rbln_sku_by_id(DRM_RBLN_SKU_EDU));
+	KUNIT_EXPECT_TRUE(test, rbln_sku_by_id(DRM_RBLN_SKU_EDU)->pci_only);
+	KUNIT_EXPECT_NULL(test, rbln_sku_by_key("edu"));
+	KUNIT_EXPECT_NULL(test, rbln_sku_by_key(rbln_sku_by_id(DRM_RBLN_SKU_EDU)->name));
 }
 
 static struct kunit_case rbln_sku_cases[] = {

@@ -212,6 +212,8 @@ rbln_status rbln_device_get_info(const rbln_device *device, rbln_device_info *in
 	copy_string(full.firmware_version, sizeof(full.firmware_version), i.firmware_version);
 	copy_string(full.serial, sizeof(full.serial), i.serial);
 	full.numa_node = i.numa_node;
+	full.pci_link_speed_mts = device->device.pci_link().speed_mts;
+	full.pci_link_width = device->device.pci_link().width;
 	copy_out(full, info, info->struct_size);
 	return RBLN_OK;
 }

@@ -121,6 +121,8 @@ std::shared_ptr<detail::DeviceState> detail::open_node(const std::string &path,
 		.node = path,
 	};
 	state->uapi_version = di.uapi_version;
+	// A driver before 15 writes only its 208 bytes: the rest stays zero.
+	state->pci_link = {di.pci_link_speed_mts, di.pci_link_width};
 	detail::check_device_abi(*state);
 	return state;
 }
@@ -169,6 +171,11 @@ MemoryUsage Device::memory(std::optional<uint32_t> chiplet) const
 {
 	return {param(DRM_RBLN_PARAM_MEMORY_TOTAL, chiplet), param(DRM_RBLN_PARAM_MEMORY_USED, chiplet),
 		param(DRM_RBLN_PARAM_MEMORY_PLACED, chiplet)};
+}
+
+PciLink Device::pci_link() const
+{
+	return state_->pci_link;
 }
 
 DeviceStatus Device::status() const

@@ -22,6 +22,7 @@ struct DeviceState {
 	int fd = -1;
 	DeviceInfo info;
 	uint32_t uapi_version = 0;	// the driver's interface version (0: it did not say)
+	PciLink pci_link{};		// DEVICE_INFO's, interface 15 (older drivers: zeros)
 	mutable SyncobjPool syncobjs;	// of jobs, when the driver has them
 
 	DeviceState() = default;

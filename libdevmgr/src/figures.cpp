@@ -58,6 +58,12 @@ std::string driver_version()
 	return read_attr("/sys/module/rbln", "version");
 }
 
+PciLink npu_pci_link(const NpuInfo &npu)
+{
+	return {read_number<uint32_t>(npu.sysfs, "pci_link_speed_mts"),
+		read_number<uint32_t>(npu.sysfs, "pci_link_width")};
+}
+
 NpuFigures npu_figures(const NpuInfo &npu)
 {
 	const std::string &d = npu.sysfs;

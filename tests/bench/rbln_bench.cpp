@@ -18,6 +18,8 @@
 //                     trace record switches on) against off
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs the kernel copying the
 //                     same bytes outside the job path (debugfs copy_bench)
+//   breakdown         a scheduled 1 MiB and 4 MiB job's device times: SUBMIT to
+//                     the engine's start, on the engine, its end to WAIT's return
 //
 // Targets (from the issue): large copies >= 0.9x the kernel's copy; small submit+wait
 // <= 5 null-ioctl round trips; the chain's aim is 10.  Under qemu's TCG both
@@ -31,11 +33,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -139,6 +143,63 @@ drm_rbln_submit submit_sync(int fd, uint32_t engine, uint32_t chiplet, const drm
 	if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s))
 		throw std::runtime_error(fmt::format("chain submit: {}", std::strerror(errno)));
 	return s;
+}
+
+
+// Where a job's time goes, from its device times (SUBMIT_TIMES, interface
+// 14): SUBMIT to the engine's start (the hand-off), on the engine (the copy),
+// the end to WAIT's return (the waiter's wake-up), next to @copy_ns, the
+// kernel's copy of the same bytes.  Medians of @rounds jobs, in ns.
+struct Breakdown {
+	double to_start = 0, on_engine = 0, to_return = 0, copy = 0;
+};
+
+Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
+		    const std::function<void()> &kernel_copy, int rounds = 31)
+{
+	std::vector<double> to_start, on_engine, to_return, copy;
+	auto now = [] {
+		timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
+	};
+	for (int r = 0; r < rounds; r++) {
+		uint64_t t0 = now();
+		kernel_copy();
+		copy.push_back(double(now() - t0));
+		const drm_rbln_copy c{src, dst, 0, 0, size};
+		drm_rbln_submit s{};
+		s.engine = DRM_RBLN_ENGINE_TASK_DMA;
+		s.copies = reinterpret_cast<uintptr_t>(&c);
+		s.copy_count = 1;
+		s.copy_size = sizeof(c);
+		s.flags = DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES;
+		const uint64_t u0 = now();
+		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s))
+			throw std::runtime_error(fmt::format("breakdown submit: {}", std::strerror(errno)));
+		drm_rbln_wait w{};
+		w.seqno = s.seqno;
+		w.timeout_ns = 10'000'000'000;
+		if (!s.ended && (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status))
+			throw std::runtime_error("breakdown wait failed");
+		const uint64_t u1 = now();
+		drm_rbln_job_time t[4]{};
+		drm_rbln_job_times q{};
+		q.entries = reinterpret_cast<uintptr_t>(t);
+		q.count = 4;
+		q.entry_size = sizeof(t[0]);
+		if (ioctl(fd, DRM_IOCTL_RBLN_JOB_TIMES, &q) || !q.count)
+			throw std::runtime_error("breakdown: no job times");
+		const drm_rbln_job_time &j = t[q.count - 1];
+		to_start.push_back(double(j.start_ns - u0));
+		on_engine.push_back(double(j.end_ns - j.start_ns));
+		to_return.push_back(double(u1 - j.end_ns));
+	}
+	auto median = [](std::vector<double> &v) {
+		std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+		return v[v.size() / 2];
+	};
+	return {median(to_start), median(on_engine), median(to_return), median(copy)};
 }
 
 } // namespace
@@ -310,10 +371,17 @@ int main(int argc, char **argv)
 	const int kcopy = open(bench_file.c_str(), O_WRONLY | O_CLOEXEC);
 	if (kcopy < 0)
 		throw std::runtime_error(fmt::format("{}: {}", bench_file, std::strerror(errno)));
+	// copy_bench copies at most a job's bytes a write, as a job does: a larger
+	// size is the job limit's pieces (libdevmgr splits the transfer into jobs alike).
+	const uint64_t job_max = dev.param(DRM_RBLN_PARAM_JOB_MAX_BYTES);
 	auto kernel_copy = [&](uint64_t size) {
-		const std::string n = std::to_string(size);
-		if (write(kcopy, n.data(), n.size()) != ssize_t(n.size()))
-			throw std::runtime_error(fmt::format("{} {}: {}", bench_file, n, std::strerror(errno)));
+		for (uint64_t done = 0, piece; done < size; done += piece) {
+			piece = job_max ? std::min(size - done, job_max) : size;
+			const std::string n = std::to_string(piece);
+			if (write(kcopy, n.data(), n.size()) != ssize_t(n.size()))
+				throw std::runtime_error(fmt::format("{} {}: {}", bench_file, n,
+								     std::strerror(errno)));
+		}
 	};
 	fmt::print("{:>10} {:>14} {:>14} {:>8}\n", "size", "DMA GiB/s", "kernel GiB/s", "ratio");
 	std::string rows;
@@ -328,6 +396,26 @@ int main(int argc, char **argv)
 				    "\"ratio\": {:.4f}}}", rows.empty() ? "" : ",\n", size, dma, cpu, 1 / f.ratio);
 	}
 
+	// Why a job of a MiB or more lags the kernel's copy: the hand-off to the
+	// engine's scheduler and the waiter's wake-up, each a context switch or
+	// two, against the copy itself (the job's time on its engine).
+	std::string handoff;
+	if (dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
+		fmt::print("\n{:>10} {:>12} {:>12} {:>12} {:>12}   (us, medians; a scheduled job)\n", "size",
+			   "to start", "on engine", "to return", "kernel copy");
+		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20}) {
+			const Breakdown bd = breakdown(fd, a.handle(), b.handle(), size,
+						       [&] { kernel_copy(size); });
+			fmt::print("{:>10} {:>12.0f} {:>12.0f} {:>12.0f} {:>12.0f}\n",
+				   fmt::format("{} MiB", size >> 20), bd.to_start / 1e3, bd.on_engine / 1e3,
+				   bd.to_return / 1e3, bd.copy / 1e3);
+			handoff += fmt::format("{}    {{\"bytes\": {}, \"to_start_ns\": {:.0f}, \"on_engine_ns\": {:.0f}, "
+					       "\"to_return_ns\": {:.0f}, \"kernel_copy_ns\": {:.0f}}}",
+					       handoff.empty() ? "" : ",\n", size, bd.to_start, bd.on_engine,
+					       bd.to_return, bd.copy);
+		}
+	}
+
 	std::ofstream(json_path) << fmt::format(
 		"{{\n  \"schema_version\": 2,\n  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
 		"  \"null_ioctl_ns\": {:.1f},\n  \"alloc_free_4k_ns\": {:.1f},\n"
@@ -337,15 +425,26 @@ int main(int argc, char **argv)
 		"  \"chain_3x4k_batch_ns\": {:.1f},\n  \"chain_3x4k_batch_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_devmgr_batch_ns\": {:.1f},\n"
 		"  \"chain_3x4k_devmgr_batch_vs_null_ioctl\": {:.3f},\n"
-		"  \"chain_3x4k_devmgr_profiled_ns\": {:.1f},\n"
-		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},\n"
-		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
-		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},\n"
-		"  \"throughput\": [\n{}\n  ]\n}}\n",
+		"  \"chain_3x4k_devmgr_profiled_ns\": {:.1f},
+"
+		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},
+"
+		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},
+"
+		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},
+"
+		"  \"throughput\": [
+{}
+  ],
+  \"scheduled_job_breakdown\": [
+{}
+  ]
+}}
+",
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
 		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
 		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
-		traced.ratio, rows);
+		traced.ratio, rows, handoff);
 	close(kcopy);
 	fmt::print("\nfigures written to {}\n", json_path);
 	return 0;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include <functional>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -117,6 +118,50 @@ TEST_F(Hotplug, RemovedDeviceGivesEnodevToOpenFiles)
 		EXPECT_EQ(device_info(fd.get(), info), ENODEV);
 	}
 	// The file closes cleanly after its device is gone (checked in the kernel log).
+}
+
+// The unload race: a killed member of group rbln leaves jobs queued on a
+// slowed engine, whose ends (the scheduler's free_job, the drain the kill
+// left to a work item) run after its reap; unloading the module at once
+// (as soon as nothing pins it) must wait for all of it: done within about
+// the running job's end, with no oops or report in the kernel log (the VM's
+// verdict), and the module loads again.
+TEST_F(Hotplug, ModuleUnloadRightAfterAKilledSubmitterWaitsForItsJobs)
+{
+	constexpr unsigned kNpu = 1;	// the Rebel100 of the suite
+	auto d = sim_device(kNpu);
+	ASSERT_TRUE(d);
+	const std::string node = d->node;
+	ASSERT_EQ(debugfs_write(kNpu, "slow_us", "100000"), 0);	// 100 ms a MiB
+	pid_t pid = fork_until_ready([&](const std::function<void()> &ready) {
+		if (become_nobody(true))
+			_exit(2);
+		Fd fd = open_node(node);
+		uint32_t a = 0, b = 0;
+		if (!fd || bo_create(fd.get(), 1 << 20, 0, 0, &a) || bo_create(fd.get(), 1 << 20, 0, 0, &b))
+			_exit(3);
+		for (int i = 0; i < 32; i++) {	// 3.2 s of jobs, over the direct path's size
+			uint64_t seqno = 0;
+			if (submit(fd.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {{a, b, 0, 0, 1 << 20}}, &seqno))
+				_exit(4);
+		}
+		ready();
+		for (;;)
+			pause();
+	});
+	ASSERT_GT(pid, 0) << "the child could not queue its jobs";
+	usleep(50'000);		// the first job is copying
+	kill_and_reap(pid);
+	auto start = std::chrono::steady_clock::now();
+	int err = unload_module_once_unused();
+	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				std::chrono::steady_clock::now() - start).count();
+	EXPECT_EQ(err, 0) << "unload after " << ms << " ms";
+	EXPECT_LT(ms, 5000) << "the queued jobs were cancelled, not run: only the running one ends";
+	if (module_loaded())
+		EXPECT_EQ(debugfs_write(kNpu, "slow_us", "0"), 0);
+	else
+		ASSERT_EQ(load_module(), 0);
 }
 
 // Runs last in this binary's order: it unloads and reloads the module.

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <string>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -340,4 +341,81 @@ TEST(Limits, CreateRefusedByTheFilesLimitsChangesNothing)
 			    "for the device got the capacity's error, not the limit's; 14: memory "
 			    "changed; 15: the refused create counted as activity; 16: the count "
 			    "drifted";
+}
+
+// A user namespace maps as many uids as its creator is granted (newuidmap
+// maps a whole /etc/subuid range; root here writes the map as newuidmap
+// would): each of them is the creator's for user_max_buffers, or every uid of
+// the range would be a fresh user.  The hostile member of group rbln makes
+// the limit's buffers, enters a namespace of its own, becomes its uid 1
+// (another uid of the initial namespace, 200001) and is still refused.
+// Before the limits keyed on the namespace's owner, the uid 1 got 4 more.
+TEST(Limits, UidsOfAUserNamespaceCountAsItsCreator)
+{
+	constexpr unsigned kLimit = 4;
+	ModuleParam count("user_max_buffers", std::to_string(kLimit));
+	ASSERT_EQ(count.error(), 0);
+	int to_parent[2], to_child[2];
+	ASSERT_EQ(pipe(to_parent), 0);
+	ASSERT_EQ(pipe(to_child), 0);
+	const std::string node = sim_device(0)->node;
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		// Exit codes: 0 refused as it should be, 1 served beyond the limit,
+		// 4 no unprivileged user namespaces here, others a failed step.
+		close(to_parent[0]);
+		close(to_child[1]);
+		if (become_nobody(true))
+			_exit(2);
+		Fd fd = open_node(node);
+		if (!fd)
+			_exit(3);
+		unsigned made = 0;
+		if (create_until_refused(fd.get(), 4096, DRM_RBLN_BO_HOST, kLimit + 1, &made) != EMFILE ||
+		    made != kLimit)
+			_exit(5);
+		char ok = unshare(CLONE_NEWUSER) ? 'n' : 'y';
+		if (write(to_parent[1], &ok, 1) != 1 || ok != 'y')
+			_exit(ok == 'y' ? 6 : 4);
+		if (read(to_child[0], &ok, 1) != 1 || ok != 'y')
+			_exit(7);
+		if (setresgid(1, 1, 1) || setresuid(1, 1, 1) || getuid() != 1)
+			_exit(8);
+		uint32_t h = 0;
+		int err = bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &h);
+		if (write(to_parent[1], &err, sizeof(err)) != sizeof(err))
+			_exit(9);
+		(void)!read(to_child[0], &ok, 1);	/* the parent has looked at us */
+		_exit(err == EMFILE ? 0 : 1);
+	}
+	Child child(pid);
+	close(to_parent[1]);
+	close(to_child[0]);
+	char ok = 0;
+	ASSERT_EQ(read(to_parent[0], &ok, 1), 1) << "the child failed before unshare";
+	if (ok != 'y')
+		GTEST_SKIP() << "no unprivileged user namespaces in this kernel";
+	// The subordinate range newuidmap would map: ns 0 is the creator, 1.. others.
+	const std::string proc = "/proc/" + std::to_string(pid);
+	const auto map = [&](const std::string &file, const std::string &text) {
+		FILE *f = fopen((proc + "/" + file).c_str(), "w");
+		bool done = f && fputs(text.c_str(), f) >= 0;
+		return (f && fclose(f) == 0) && done;
+	};
+	ASSERT_TRUE(map("uid_map", "0 65534 1\n1 200001 100\n"));
+	ASSERT_TRUE(map("gid_map", "0 65534 1\n1 200001 100\n"));
+	ok = 'y';
+	ASSERT_EQ(write(to_child[1], &ok, 1), 1);
+	int err = -1;
+	ASSERT_EQ(read(to_parent[0], &err, sizeof(err)), ssize_t(sizeof(err)))
+		<< "the child failed to become the namespace's uid 1";
+	// The child really is another user of the initial namespace now.
+	EXPECT_EQ(run_shell("grep -qE '^Uid:\\s+200001\\s' " + proc + "/status").exit, 0);
+	EXPECT_EQ(err, EMFILE) << "uid 1 of the namespace got a buffer past its creator's limit";
+	close(to_child[1]);	/* the child may go */
+	int status = 0;
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << std::hex << status;
+	close(to_parent[0]);
 }

@@ -355,15 +355,69 @@ TEST(Smi, DmonAndTopo)
 			 "# idx     C      W           %       MiB       MiB\n"
 			 "    1    32   60.0    P14     0         0        64 READY\n"
 			 "    1    32   60.0    P14     0         0        64 READY\n");
-	r = smi("topo -i 1");
+}
+
+// The links come from the driver (chipletN/links), not from chiplet_count:
+// the simulated Rebel100 is a 2x2 grid, so an all-to-all drawing is wrong at
+// C0-C3 and C1-C2.
+TEST(Smi, TopoShowsTheLinksTheDriverPublishes)
+{
+	const std::string sysfs = sim_device(1)->sysfs;
+	EXPECT_EQ(read_file(sysfs + "/chiplet0/links"), "1:d2d 2:d2d");
+	EXPECT_EQ(read_file(sysfs + "/chiplet1/links"), "0:d2d 3:d2d");
+	EXPECT_EQ(read_file(sysfs + "/chiplet2/links"), "0:d2d 3:d2d");
+	EXPECT_EQ(read_file(sysfs + "/chiplet3/links"), "1:d2d 2:d2d");
+	EXPECT_EQ(read_file(sim_device(0)->sysfs + "/chiplet0/links"), "") << "one die, no links";
+
+	SmiResult r = smi("topo -i 1");
 	EXPECT_EQ(r.exit, 0);
 	EXPECT_EQ(r.out.substr(0, r.out.find("\n\n")),
 		  "NPU 1 RBLN-CR03 (0000:02:00.0, NUMA node 0)\n"
 		  "            C0     C1     C2     C3    Host\n"
-		  "  C0         X    D2D    D2D    D2D   EHDMA\n"
-		  "  C1       D2D      X    D2D    D2D  via C0\n"
-		  "  C2       D2D    D2D      X    D2D  via C0\n"
-		  "  C3       D2D    D2D    D2D      X  via C0");
+		  "  C0         X    D2D    D2D      -   EHDMA\n"
+		  "  C1       D2D      X      -    D2D  via C0\n"
+		  "  C2       D2D      -      X    D2D  via C0\n"
+		  "  C3         -    D2D    D2D      X  via C0");
+
+	r = smi("topo -j -i 0,1");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	const std::string top = std::getenv("RBLN_TOP");
+	std::ofstream("/tmp/topo.json") << r.out;
+	EXPECT_EQ(std::system((top + "/tests/vm/validate-json.py " + top + "/docs/rbln-smi-topo.schema.json "
+			       "/tmp/topo.json").c_str()), 0) << r.out;
+	auto doc = nlohmann::json::parse(r.out);
+	ASSERT_EQ(doc["npus"].size(), 2u);
+	EXPECT_EQ(doc["npus"][0]["chiplets"][0]["links"], nlohmann::json::array()) << "ATOM: none";
+	auto c3 = doc["npus"][1]["chiplets"][3];
+	EXPECT_EQ(c3["links"], nlohmann::json::parse(R"([{"peer":1,"kind":"d2d"},{"peer":2,"kind":"d2d"}])"));
+	EXPECT_FALSE(c3["host_link"]);
+	EXPECT_TRUE(doc["npus"][1]["chiplets"][0]["host_link"]);
+}
+
+// Simulated NPUs hang off the rbln_sim bus, not PCI: the matrix says so
+// instead of inventing a PCI relation.
+TEST(Smi, TopoMatrixSaysSimulatedNpusAreNotOnPci)
+{
+	SmiResult r = smi("topo -m -i 0,1");	// the simulated NPUs (a PCI VM has more)
+	ASSERT_EQ(r.exit, 0) << r.out;
+	EXPECT_EQ(r.out.substr(0, r.out.find("\n\n")),
+		  "         NPU0   NPU1  NUMA Affinity  PCI Bus Id\n"
+		  "NPU0        X    SIM  0              (not on PCI)\n"
+		  "NPU1      SIM      X  0              (not on PCI)");
+	EXPECT_NE(r.out.find("  SIM  = Not on PCI"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("  PIX  = Connection traversing at most a single PCIe bridge"), std::string::npos);
+
+	r = smi("topo -m -j -i 0,1");
+	ASSERT_EQ(r.exit, 0) << r.out;
+	const std::string top = std::getenv("RBLN_TOP");
+	std::ofstream("/tmp/topo-m.json") << r.out;
+	EXPECT_EQ(std::system((top + "/tests/vm/validate-json.py " + top + "/docs/rbln-smi-topo.schema.json "
+			       "/tmp/topo-m.json").c_str()), 0) << r.out;
+	auto doc = nlohmann::json::parse(r.out);
+	EXPECT_EQ(doc["view"], "matrix");
+	EXPECT_TRUE(doc["npus"][1]["pci"].is_null());
+	EXPECT_EQ(doc["npus"][0]["relations"][1]["relation"], "SIM");
+	EXPECT_EQ(doc["npus"][1]["relations"][1]["relation"], "X");
 }
 
 TEST(Smi, JsonValidatesAgainstThePublishedSchema)

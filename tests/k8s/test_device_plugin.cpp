@@ -288,6 +288,37 @@ TEST_F(DevicePlugin, UnderTheShippedSecurityContextHealthFollowsEveryFault)
 	EXPECT_EQ(std::stoul(read_file(sysfs + "/memory_errors").value_or("0")), memory_errors + 1);
 	ASSERT_EQ(reset_npu(1), "");
 	EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 2s)) << "after reset";
+
+	// A hang the driver recovers from (TDR: the job times out, its engine is
+	// reset and works again) is counted, and the NPU stays Healthy: it is
+	// not a dead device (deploy/README.md, "Health").  The plugin re-reads
+	// every 1000 ms meanwhile, so a flip would have been sent.
+	auto engine_resets = [&] { return std::stoul(read_file(sysfs + "/engine_resets").value_or("0")); };
+	auto hung_job = [&] {
+		auto dev = rbln::Device::open(1);
+		auto a = dev.allocate(8192, rbln::Placement::on_chiplet(2));
+		auto b = dev.allocate(8192, rbln::Placement::on_chiplet(2));
+		EXPECT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/hang", "2 neural_dma"), 0);
+		auto job = dev.submit(rbln::Engine::neural_dma, 2, {{a, b, 0, 4096, 4096}});
+		EXPECT_THROW(job.wait(), rbln::Error) << "the hung job times out";
+		EXPECT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/hang", "2 neural_dma 0"), 0);
+	};
+	const auto resets_before = engine_resets();
+	hung_job();
+	EXPECT_EQ(engine_resets(), resets_before + 1) << "the TDR is counted";
+	EXPECT_EQ(read_file(sysfs + "/status"), "READY");
+	EXPECT_FALSE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Unhealthy"; }, 2500ms))
+		<< "a recovered TDR made the NPU Unhealthy";
+
+	// A TDR whose engine reset fails wedges the NPU (FAULT): Unhealthy within
+	// 2 s, Healthy again after a device reset.
+	ASSERT_EQ(write_file("/sys/kernel/debug/rbln/rbln1/fail_next_resets", "1"), 0);
+	hung_job();
+	EXPECT_EQ(engine_resets(), resets_before + 2);
+	unhealthy_within_2s("engine reset failed after a timeout");
+	EXPECT_EQ(read_file(sysfs + "/status"), "FAULT");
+	ASSERT_EQ(reset_npu(1), "");
+	EXPECT_TRUE(stream.wait_for([&](const List &l) { return health_of(l, npu1) == "Healthy"; }, 2s)) << "after reset";
 }
 
 // RBLN_DISABLE_HEALTHCHECKS=all (NVIDIA's DP_DISABLE_HEALTHCHECKS): a

@@ -57,4 +57,26 @@ unset RBLN_ALLOW_INJECTED_FAILURES
 expect fail "an allocation failure where none is injected" < <(printf '%s\n[   10.000000] rbln_storm: page allocation failure: order:0\n%s\n%s\n' \
 	"$boot" "$stack" "$end")
 
+# The PCI VM: IOMMU faults and interrupt storms, and the one fault a test declares.
+fault6_12='[   40.000000] DMAR: DRHD: handling fault status reg 2
+[   40.000001] DMAR: [DMA Write NO_PASID] Request device [01:00.0] fault addr 0xffe00000 [fault reason 0x05] PTE Write access is not set'
+fault6_1='[   40.000000] DMAR: DRHD: handling fault status reg 3
+[   40.000001] DMAR: [DMA Read] Request device [02:00.0] PASID ffffffff fault addr fff00000 [fault reason 0x06] PTE Read access is not set'
+begin='[   39.000000] rbln-test: expect DMAR fault: begin'
+over='[   41.000000] rbln-test: expect DMAR fault: end'
+expect fail "a DMA fault (6.12's words)" < <(printf '%s\n%s\n%s\n' "$boot" "$fault6_12" "$end")
+expect fail "a DMA fault (6.1's words)" < <(printf '%s\n%s\n%s\n' "$boot" "$fault6_1" "$end")
+expect fail "a DMA fault on the serial console" --serial < <(printf '%s\n%s\n' "$boot" "$fault6_12")
+expect fail "an interrupt-remapping fault" < <(printf '%s\n[   40.0] DMAR: [INTR-REMAP] Request device [01:00.0] fault index 0x3 [fault reason 0x25] Blocked a compatibility format interrupt request\n%s\n' "$boot" "$end")
+expect fail "an interrupt storm" < <(printf '%s\n[   40.0] irq 11: nobody cared (try booting with the "irqpoll" option)\n[   40.1] Disabling IRQ #11\n%s\n' "$boot" "$end")
+expect fail "a disabled interrupt alone" < <(printf '%s\n[   40.1] Disabling IRQ #24\n%s\n' "$boot" "$end")
+expect pass "a DMA fault a test declared" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_12" "$over" "$end")
+expect pass "a declared DMA fault on the serial console" --serial < <(printf '%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_1" "$over")
+expect fail "a DMA fault after the declared span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$over" "$fault6_12" "$end")
+expect fail "a DMA fault before the declared span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$fault6_12" "$begin" "$over" "$end")
+expect fail "a WARN inside the declared span" < <(printf '%s\n%s\n%s\n[   40.5] WARNING: CPU: 0 PID: 1 at rbln_pci.c:10\n%s\n%s\n' "$boot" "$begin" "$fault6_12" "$over" "$end")
+expect fail "an interrupt storm inside the declared span" < <(printf '%s\n%s\n[   40.1] Disabling IRQ #24\n%s\n%s\n' "$boot" "$begin" "$over" "$end")
+RBLN_ALLOW_INJECTED_FAILURES=1 expect fail "a DMA fault with injected failures allowed" < <(printf '%s\n%s\n%s\n' "$boot" "$fault6_12" "$end")
+RBLN_ALLOW_INJECTED_FAILURES=1 expect pass "a declared DMA fault with injected failures allowed" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_12" "$over" "$end")
+
 judged check-dmesg

@@ -66,7 +66,7 @@ TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 		{{"diagnose", "--diff", "a.json"},
 		 "--diff: At least 2 required but received 1 (see rbln-smi diagnose --help)"},
 		{{"-i"}, "--id: 1 required LIST missing (see rbln-smi --help)"},
-		{{"--query", "npu,colour"}, "--query: colour not in {npu,name,uuid,pci.bus_id,status,"
+		{{"--query", "npu,colour"}, "--query: colour not in {npu,name,uuid,pci.bus_id,pci.link_speed,pci.link_width,status,"
 					    "temperature,power,pstate,memory.used,memory.total,utilization,"
 					    "driver_version,timestamp} (see rbln-smi --help)"},
 		{{"--query", "npu", "--format", "xml"},

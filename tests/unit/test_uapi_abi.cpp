@@ -33,7 +33,7 @@ TEST(UapiAbi, GetParamLayout)
 TEST(UapiAbi, DeviceInfoLayout)
 {
 	using T = drm_rbln_device_info;
-	EXPECT_EQ(sizeof(T), 208u);
+	EXPECT_EQ(sizeof(T), 216u);
 	EXPECT_FIELD(T, flags, 0);
 	EXPECT_FIELD(T, reserved0, 4);
 	EXPECT_FIELD(T, index, 8);
@@ -51,6 +51,8 @@ TEST(UapiAbi, DeviceInfoLayout)
 	EXPECT_FIELD(T, pci_bus_id, 128);
 	EXPECT_FIELD(T, firmware_version, 144);
 	EXPECT_FIELD(T, driver_version, 176);
+	EXPECT_FIELD(T, pci_link_speed_mts, 208);
+	EXPECT_FIELD(T, pci_link_width, 212);
 }
 
 TEST(UapiAbi, BufferObjectLayouts)
@@ -214,7 +216,7 @@ std::string text(const char *s) { return s; }
 const std::vector<Pin> &pins()
 {
 	static const std::vector<Pin> all = {
-		PIN(DRM_RBLN_UAPI_VERSION, 14),
+		PIN(DRM_RBLN_UAPI_VERSION, 15),
 		PIN(DRM_RBLN_UAPI_COMPAT_VERSION, 1),
 		PIN(DRM_RBLN_PCI_VENDOR_ID, 0x1eff),
 
@@ -234,7 +236,7 @@ const std::vector<Pin> &pins()
 		PIN(DRM_RBLN_SUBMIT_BATCH, 0x0d),
 		PIN(DRM_RBLN_JOB_TIMES, 0x0e),
 		PIN(DRM_IOCTL_RBLN_GET_PARAM, 0xc0186440),
-		PIN(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d06441),
+		PIN(DRM_IOCTL_RBLN_DEVICE_INFO, 0xc0d86441),
 		PIN(DRM_IOCTL_RBLN_BO_CREATE, 0xc0186442),
 		PIN(DRM_IOCTL_RBLN_BO_INFO, 0xc0286443),
 		// SUBMIT grew in interface 10 (48 -> 80 bytes) and 11 (88); the DRM
@@ -257,6 +259,7 @@ const std::vector<Pin> &pins()
 		PIN(DRM_RBLN_SKU_ATOM, 1),
 		PIN(DRM_RBLN_SKU_ATOM_MAX, 2),
 		PIN(DRM_RBLN_SKU_REBEL100, 3),
+		PIN(DRM_RBLN_SKU_EDU, 4),
 		PIN(DRM_RBLN_STATUS_READY, 0),
 		PIN(DRM_RBLN_STATUS_BUSY, 1),
 		PIN(DRM_RBLN_STATUS_INIT, 2),
@@ -344,7 +347,7 @@ const std::vector<Pin> &pins()
 		PIN(RBLN_GENL_EVENT_RESET, 9),
 
 		SIZE(drm_rbln_get_param, 24),
-		SIZE(drm_rbln_device_info, 208),
+		SIZE(drm_rbln_device_info, 216),
 		SIZE(drm_rbln_bo_create, 24),
 		SIZE(drm_rbln_bo_info, 40),
 		SIZE(drm_rbln_copy, 32),
@@ -387,6 +390,7 @@ constexpr struct {
 	{12, 0x7a9efb74d8579398},
 	{13, 0x2cf4e484df932301},
 	{14, 0x7dc38e3eb09ec4e3},	/* job times; per-user limits (said in the text) */
+	{15, 0xcf65c352b44d79f2},	/* NPUs on PCI: SKU_EDU, DEVICE_INFO's PCI link */
 };
 
 } // namespace

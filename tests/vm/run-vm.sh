@@ -11,7 +11,15 @@
 #
 # RBLN_VM_MEM (MiB, default 2048), RBLN_VM_CPUS (default 2), RBLN_VM_TIMEOUT
 # (seconds, default 1800), RBLN_VM_QEMU_ARGS (more qemu arguments, split at
-# spaces, e.g. a second NUMA node).
+# spaces, e.g. a second NUMA node), RBLN_VM_PCI=1 (the PCI machine below).
+#
+# The PCI machine: an Intel IOMMU (VT-d, interrupt remapping on) that the guest
+# kernel turns on (intel_iommu=on, strict: an unmap takes effect at once), so
+# every DMA is translated, and two of QEMU's `edu` devices (1234:11e8), edu0
+# and edu1, each in its own hotpluggable pcie-root-port (rp0 at 00:10.0, rp1
+# at 00:11.0).  QEMU's monitor (QMP) listens on a host socket that
+# tests/vm/qmp-hotplug.py serves: the guest asks it to unplug or replug a
+# device through files in the results share (/run/vm/hotplug, see there).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,19 +67,48 @@ panic_switches+=" sysctl.kernel.panic_on_rcu_stall=1"
 # from the boot itself (one under TCG, before init) would hide every later one.
 case $ver in *-rbln-debug) panic_switches+=" kasan_multi_shot" ;; esac
 
+# The IOMMU comes before the devices it translates for (QEMU wants it first).
+# kernel-irqchip=split is what interrupt remapping needs under KVM; TCG has no
+# in-kernel irqchip and takes the option as it is.
+machine=q35 pci_args=() pci_cmdline= qmp_dir=
+if [ "${RBLN_VM_PCI:-0}" = 1 ]; then
+	qmp_dir=$(mktemp -d /tmp/rbln-qmp.XXXXXX)	# short: a socket path has 108 bytes
+	mkdir -p "$outdir/hotplug"
+	machine+=,kernel-irqchip=split
+	pci_args=(-device intel-iommu,intremap=on
+		-device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=1,addr=10.0
+		-device edu,id=edu0,bus=rp0
+		-device pcie-root-port,id=rp1,bus=pcie.0,chassis=2,slot=2,addr=11.0
+		-device edu,id=edu1,bus=rp1
+		-qmp "unix:$qmp_dir/qmp.sock,server=on,wait=off")
+	# no_timer_check: with interrupts remapped, the early check that the
+	# IO-APIC timer ticks failed a TCG boot beside another VM ("timer doesn't
+	# work through Interrupt-remapped IO-APIC", a panic) on a loaded host.
+	pci_cmdline=" intel_iommu=on iommu.strict=1 no_timer_check"
+	printf 'RBLN_VM_PCI=1\nRBLN_VM_PCI_PORTS=%q\nexport RBLN_VM_PCI RBLN_VM_PCI_PORTS\n' \
+		"edu0=0000:00:10.0 edu1=0000:00:11.0" >> "$outdir/env"
+fi
 # One TCG thread for all vCPUs: with thread=multi a vCPU can run a stale
 # translation of code the kernel is live-patching (text_poke_bp's int3), which
 # crashed a CI boot with "Oops: int3" before the module was even loaded.  The
 # guest still has several CPUs, so the driver's locking is exercised.
-qemu=(qemu-system-x86_64 -machine q35 -cpu max -accel tcg,thread=single
+qemu=(qemu-system-x86_64 -machine "$machine" -cpu max -accel tcg,thread=single
 	-m "${RBLN_VM_MEM:-2048}" -smp "${RBLN_VM_CPUS:-2}"
 	-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz"
-	-append "console=ttyS0 loglevel=5 printk.time=1 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh"
+	-append "console=ttyS0 loglevel=5 printk.time=1 log_buf_len=8M $panic_switches rbln_init=$here/guest-init.sh$pci_cmdline"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$outdir,mount_tag=vmout,security_model=none"
-	-nic none -display none -no-reboot -monitor none -serial stdio)
+	-nic none -display none -no-reboot -monitor none -serial stdio "${pci_args[@]}")
 read -ra extra <<<"${RBLN_VM_QEMU_ARGS:-}"
 qemu+=("${extra[@]}")
+
+# The hotplug server connects to each boot's QEMU in turn; it ends with this script.
+server_pid=
+if [ -n "$qmp_dir" ]; then
+	"$here/qmp-hotplug.py" "$qmp_dir/qmp.sock" "$outdir/hotplug" >"$outdir/qmp.log" 2>&1 &
+	server_pid=$!
+fi
+trap '[ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null; [ -z "$qmp_dir" ] || rm -rf "$qmp_dir"' EXIT
 
 if [ "$interactive" = 1 ]; then
 	"${qemu[@]}"

@@ -95,7 +95,12 @@ int main(int argc, char **argv)
 {
 	CLI::App app{"rbln-device-plugin: offers RBLN NPUs to the kubelet (device-plugin API v1beta1).\n"
 		     "Stops cleanly (exit 0) on SIGTERM or SIGINT."};
-	app.footer(rbln::exit_codes_help());
+	app.footer("Health: an NPU is Unhealthy while its sysfs status is FAULT, FINISH or INIT or a chiplet "
+		   "is lost, Healthy again after a reset. A hang the driver recovered from (TDR: the job "
+		   "timed out, its engine was reset and works) keeps it Healthy: only that job failed; it "
+		   "is counted in sysfs engine_resets (and by rbln-exporter). A TDR whose engine reset "
+		   "failed faults the NPU: Unhealthy. See deploy/README.md.\n\n" +
+		   rbln::exit_codes_help());
 	std::string mode_name = "family", dir = "/var/lib/kubelet/device-plugins";
 	app.add_option("--resource-mode", mode_name,
 		       "family: rebellions.ai/ATOM and rebellions.ai/REBEL; npu: one rebellions.ai/npu")

@@ -24,6 +24,7 @@
 #include "rbln/enumerate.hpp"
 #include "rbln/events.hpp"
 #include "snapshot.hpp"
+#include "topo.hpp"
 #include "views.hpp"
 
 using namespace rbln::smi;
@@ -216,6 +217,19 @@ int pmon(const Options &o)
 	return kOk;
 }
 
+int topo(const Options &o)
+{
+	if (!rbln::driver_loaded())
+		throw rbln::Error(rbln::Errc::driver_not_loaded, ENOENT,
+				  "the rbln driver is not loaded (modprobe rbln; check dkms status and dmesg)");
+	auto npus = topo_npus(o.ids, !o.matrix);
+	if (o.json)	// docs/rbln-smi-topo.schema.json
+		fmt::print("{}\n", (o.matrix ? path_matrix_json(npus) : chiplet_links_json(npus)).dump(2));
+	else
+		fmt::print("{}", o.matrix ? render_path_matrix(npus) : render_chiplet_links(npus));
+	return kOk;
+}
+
 int triage_command(const Options &o)
 {
 	TriageVerdict v = triage(o.message);
@@ -339,8 +353,7 @@ int main(int argc, char **argv)
 			fmt::print("{}", summarize_trace(o.trace_file));
 			return kOk;
 		case Command::topo:
-			fmt::print("{}", render_topo(take_snapshot(o.ids, false)));
-			return kOk;
+			return topo(o);
 		case Command::show:
 		case Command::query:
 			return show(o);

@@ -13,7 +13,7 @@ namespace rbln::smi {
 const std::vector<std::string> &query_field_names()
 {
 	static const std::vector<std::string> names = {
-		"npu", "name", "uuid", "pci.bus_id", "status", "temperature", "power", "pstate",
+		"npu", "name", "uuid", "pci.bus_id", "pci.link_speed", "pci.link_width", "status", "temperature", "power", "pstate",
 		"memory.used", "memory.total", "utilization", "driver_version", "timestamp",
 	};
 	return names;
@@ -223,10 +223,16 @@ void build(CLI::App &app, Options &o, std::string &format)
 		->type_name("SECONDS");
 	add_count(*pmon, o, "stop after N samples");
 
-	auto *topo = app.add_subcommand("topo", "chiplets of each NPU and how they connect "
-						"(die-to-die links, the host link through chiplet 0)");
+	auto *topo = app.add_subcommand("topo", "chiplets of each NPU and how they connect, as the "
+						"driver publishes it (die-to-die links, the host link); -m: the PCI "
+						"path between NPUs");
 	topo->callback([&o] { o.command = Command::topo; });
 	add_ids(*topo, o);
+	topo->add_flag("-m,--matrix", o.matrix,
+		       "the matrix between NPUs, as nvidia-smi topo -m: X self, PIX one PCIe switch, PXB "
+		       "several PCIe bridges, PHB through the host bridge, NODE across host bridges of "
+		       "one NUMA node, SYS across NUMA nodes, SIM not on PCI (a simulated NPU)");
+	add_json(*topo, o);
 
 	auto *diagnose = app.add_subcommand(
 		"diagnose", "environment report (host, module, DKMS, nodes, udev rules, libraries, "

@@ -41,6 +41,7 @@ struct Options {
 	bool csv = false;			// --format csv, or --query without -j
 	CsvFormat csv_format;
 	bool force = false;			// reset --force
+	bool matrix = false;			// topo -m
 	std::optional<double> loop_seconds;	// -l SECONDS, or -lms MS / 1000
 	std::optional<unsigned> count;		// events/dmon --count
 	double delay_seconds = 1;		// dmon -d

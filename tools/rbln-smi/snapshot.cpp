@@ -13,7 +13,7 @@ static DeviceSnapshot device_snapshot(const NpuInfo &npu, bool chiplets)
 	NpuFigures f = npu_figures(npu);
 	DeviceSnapshot s{npu, f.firmware_version, f.numa_node, f.status.temperature_mc / 1000,
 			 f.status.power_w, fmt::format("P{}", f.status.pstate), f.status.utilization,
-			 f.status.memory_used, f.status.memory_placed, {}, f.counters};
+			 f.status.memory_used, f.status.memory_placed, {}, f.counters, npu_pci_link(npu)};
 	if (chiplets)
 		for (const auto &c : chiplet_figures(npu)) {
 			ChipletSnapshot cs{c.index, c.memory.total, c.memory.used, c.memory.placed, {},
@@ -41,7 +41,7 @@ static std::optional<Snapshot> snapshot_by_ioctl(const std::string &driver_versi
 				    i.memory_total, i.chiplet_count, true};
 			snap.devices.push_back({npu, i.firmware_version, i.numa_node, st.temperature_mc / 1000,
 						st.power_w, fmt::format("P{}", st.pstate), st.utilization,
-						st.memory_used, st.memory_placed, {}, {}});
+						st.memory_used, st.memory_placed, {}, {}, dev.pci_link()});
 			for (auto &c : dev.clients())
 				if (!c.self)
 					snap.contexts.push_back({i.index, c});

@@ -35,6 +35,7 @@ struct DeviceSnapshot {
 	uint64_t memory_used, memory_placed;
 	std::vector<ChipletSnapshot> chiplets;	// with -q or JSON
 	NpuCounters counters;			// with -q or JSON (sysfs)
+	PciLink link;				// 0: unknown (simulated NPUs)
 };
 
 struct ContextSnapshot {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <ctime>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,30 @@ std::string memory_text(uint64_t used, uint64_t total)
 			   double(total) / double(1ull << 30));
 }
 
+// "16.0 GT/s", or nullopt when the driver does not know the link.
+static std::optional<std::string> link_speed_text(const PciLink &l)
+{
+	if (!l.speed_mts)
+		return std::nullopt;
+	return fmt::format("{:.1f} GT/s", l.speed_mts / 1000.0);
+}
+
+static nlohmann::json or_null(const std::optional<std::string> &s)
+{
+	return s ? nlohmann::json(*s) : nlohmann::json(nullptr);
+}
+
+static nlohmann::json or_null(uint32_t n)
+{
+	return n ? nlohmann::json(n) : nlohmann::json(nullptr);
+}
+
+// The PCI backend's board is QEMU's edu, and says so wherever it is listed.
+static bool is_emulated_board(const DeviceSnapshot &d)
+{
+	return d.npu.name == "RBLN-EDU";
+}
+
 std::string render_table(const Snapshot &snap, bool full)
 {
 	std::string out = rule();
@@ -74,6 +99,12 @@ std::string render_table(const Snapshot &snap, bool full)
 				       memory_text(d.memory_used, d.npu.memory_total), d.utilization));
 		if (d.npu.status != "READY" && d.npu.status != "BUSY")
 			out += row(fmt::format("    status {}", d.npu.status));
+		if (is_emulated_board(d))
+			out += row("    emulated: QEMU's edu board (PCI 1234:11e8), not Rebellions silicon");
+		if (full)
+			out += row(fmt::format("    PCI link {}", d.link.speed_mts
+					       ? fmt::format("{} x{}", *link_speed_text(d.link), d.link.width)
+					       : std::string("unknown")));
 		if (full)
 			for (const auto &c : d.chiplets) {
 				std::vector<std::string> engines;
@@ -150,7 +181,10 @@ std::string render_json(const Snapshot &snap)
 			{"node", d.npu.node},
 			{"status", d.npu.status},
 			{"firmware_version", d.firmware_version},
-			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node}}},
+			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node},
+				 {"link_speed", or_null(link_speed_text(d.link))},
+				 {"link_width", or_null(d.link.width)}}},
+			{"emulated", is_emulated_board(d)},
 			{"temperature_c", d.temperature_c},
 			{"power_w", d.power_w},
 			{"pstate", d.pstate},
@@ -194,9 +228,11 @@ std::string render_vendor_json(const Snapshot &snap)
 			{"device", fmt::format("rbln{}", d.npu.index)},
 			{"status", d.npu.status},
 			{"fw_ver", d.firmware_version},
-			// Simulated NPUs have no PCI link to report.
+			// Simulated NPUs have no PCI link to report: null.
 			{"pci", {{"bus_id", d.npu.pci_bus_id}, {"numa_node", d.numa_node},
-				 {"link_speed", nullptr}, {"link_width", nullptr}}},
+				 {"link_speed", or_null(link_speed_text(d.link))},
+				 {"link_width", d.link.width ? nlohmann::json(std::to_string(d.link.width))
+							     : nlohmann::json(nullptr)}}},
 			{"temperature", d.temperature_c},
 			{"card_power", std::round(d.power_w * 10) / 10},
 			{"pstate", d.pstate},
@@ -245,30 +281,6 @@ std::string render_dmon(const Snapshot &snap, bool header, DmonColumns columns)
 	return out;
 }
 
-std::string render_topo(const Snapshot &snap)
-{
-	std::string out;
-	for (const auto &d : snap.devices) {
-		const unsigned n = d.npu.chiplet_count;
-		out += fmt::format("NPU {} {} ({}, NUMA node {})\n", d.npu.index, d.npu.name, d.npu.pci_bus_id,
-				   d.numa_node);
-		out += "       ";
-		for (unsigned c = 0; c < n; c++)
-			out += fmt::format("{:>7}", fmt::format("C{}", c));
-		out += fmt::format("{:>8}\n", "Host");
-		for (unsigned r = 0; r < n; r++) {
-			out += fmt::format("  {:<5}", fmt::format("C{}", r));
-			for (unsigned c = 0; c < n; c++)
-				out += fmt::format("{:>7}", r == c ? "X" : "D2D");
-			out += fmt::format("{:>8}\n", r == 0 ? "EHDMA" : "via C0");
-		}
-		out += "\n";
-	}
-	out += "Legend: D2D die-to-die link between chiplets (UCIe); EHDMA External HDMA, the host\n"
-	       "link, on chiplet 0 only: other chiplets reach the host through chiplet 0's Task DMA.\n";
-	return out;
-}
-
 static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d, const std::string &f)
 {
 	if (f == "npu") return d.npu.index;
@@ -276,6 +288,8 @@ static nlohmann::json field_value(const Snapshot &snap, const DeviceSnapshot &d,
 	if (f == "name") return d.npu.name;
 	if (f == "uuid") return d.npu.uuid;
 	if (f == "pci.bus_id") return d.npu.pci_bus_id;
+	if (f == "pci.link_speed") return or_null(link_speed_text(d.link));
+	if (f == "pci.link_width") return or_null(d.link.width);
 	if (f == "status") return d.npu.status;
 	if (f == "temperature") return d.temperature_c;
 	if (f == "power") return std::round(d.power_w * 10) / 10;

@@ -28,8 +28,6 @@ struct DmonColumns {
 	bool date = false, time = false;
 };
 std::string render_dmon(const Snapshot &snap, bool header, DmonColumns columns = {});
-// topo: the chiplet link matrix of each NPU.
-std::string render_topo(const Snapshot &snap);
 
 // "0 / 64 MiB", "1.5 / 15.7 GiB": one unit per field, picked by the total.
 std::string memory_text(uint64_t used, uint64_t total);

@@ -99,6 +99,10 @@ typedef struct rbln_device_info {
 	char serial[32];
 	int32_t numa_node;		/* -1: none */
 	uint32_t reserved;
+	/* Driver interface 15: the PCIe link (a conventional board: its upstream
+	 * port's), MT/s per lane and lanes; 0 unknown (simulated NPUs). */
+	uint32_t pci_link_speed_mts;
+	uint32_t pci_link_width;
 #ifdef RBLN_DEVMGR_ABI_TEST_GROWTH	/* only the ABI test's build: a field added later */
 	uint64_t grown;
 #endif

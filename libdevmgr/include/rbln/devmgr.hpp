@@ -110,6 +110,13 @@ private:
 
 enum class AllocMode { lazy, eager };
 
+// The PCIe link an NPU sits behind (a conventional PCI board: its upstream
+// port's).  0: unknown (simulated NPUs, drivers before interface 15).
+struct PciLink {
+	uint32_t speed_mts;	// transfer rate per lane, MT/s: 2500 is 2.5 GT/s
+	uint32_t width;		// lanes
+};
+
 struct DeviceInfo {
 	uint32_t index;
 	uint32_t chiplet_count;
@@ -252,6 +259,8 @@ public:
 	uint64_t param(uint32_t param, std::optional<uint32_t> chiplet = std::nullopt) const;
 	MemoryUsage memory(std::optional<uint32_t> chiplet = std::nullopt) const;
 	DeviceStatus status() const;
+	// From DEVICE_INFO (interface 15); zeros from older drivers.
+	PciLink pci_link() const;
 	ClientUsage usage() const;
 
 	// Exclusive use of the device by this open file (until release() or

@@ -50,6 +50,8 @@ std::string driver_version();
 // Throw Errc::no_device if the NPU was removed (before or while they read).
 NpuFigures npu_figures(const NpuInfo &npu);
 std::vector<ChipletFigures> chiplet_figures(const NpuInfo &npu);
+// From sysfs (pci_link_speed_mts, pci_link_width); zeros from a driver without them.
+PciLink npu_pci_link(const NpuInfo &npu);
 
 // A process with an open file of an NPU (rbln-smi pmon).
 struct ProcessUsage {

@@ -27,7 +27,11 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		14	/* 14: device times of a file's own
+#define DRM_RBLN_UAPI_VERSION		15	/* 15: NPUs on PCI (QEMU's edu,
+						 * DRM_RBLN_SKU_EDU); DEVICE_INFO
+						 * gives the PCI link's speed and
+						 * width, and the board's own PCI ids.
+						 * 14: device times of a file's own
 						 * jobs (SUBMIT_TIMES, JOB_TIMES);
 						 * per-user buffer limits; the file's
 						 * and user's limits are checked
@@ -94,6 +98,7 @@ enum drm_rbln_sku {
 	DRM_RBLN_SKU_ATOM	= 1,	/* ATOM+  RBLN-CA12, 1 die */
 	DRM_RBLN_SKU_ATOM_MAX	= 2,	/* ATOM-Max RBLN-CA25, 1 die */
 	DRM_RBLN_SKU_REBEL100	= 3,	/* Rebel100 RBLN-CR03, 4 chiplets */
+	DRM_RBLN_SKU_EDU	= 4,	/* (15) QEMU's edu device, emulated: 1 chiplet */
 };
 
 /* Device state.  The numbers match the vendor driver's sysfs status codes. */
@@ -167,7 +172,7 @@ struct drm_rbln_device_info {
 	__u32 reserved0;		/* in: must be 0 */
 	__u32 index;			/* N of /dev/rblnN */
 	__u32 sku;			/* enum drm_rbln_sku */
-	__u16 pci_vendor_id;
+	__u16 pci_vendor_id;		/* 0x1eff; since 15 the board's (edu: 0x1234) */
 	__u16 pci_device_id;
 	__u32 chiplet_count;
 	__s32 numa_node;		/* -1: none */
@@ -180,6 +185,15 @@ struct drm_rbln_device_info {
 	char  pci_bus_id[16];		/* "0000:01:00.0" */
 	char  firmware_version[32];
 	char  driver_version[32];	/* version of rbln.ko */
+	/*
+	 * Since interface version 15 (older callers pass the 208 bytes
+	 * above, and get them).  The PCIe link the board sits behind (for a
+	 * conventional PCI board, its upstream port's): transfer rate per
+	 * lane in MT/s (2500, 5000, 8000, 16000, 32000, 64000) and lanes;
+	 * 0 when unknown (simulated NPUs, a board on the root bus).
+	 */
+	__u32 pci_link_speed_mts;
+	__u32 pci_link_width;
 };
 
 /*
@@ -217,6 +231,9 @@ struct drm_rbln_device_info {
  * buffer it makes counts against the calling user (uid) from its creation
  * until it is freed, on all rbln devices together, whatever file or dma-buf
  * holds it by then: more files or exporting and closing do not escape them.
+ * Inside a user namespace every uid counts as the user who created the
+ * outermost namespace (its owner in the initial one), so the many uids a
+ * namespace may map do not escape them either.
  * -EMFILE: the user has user_max_buffers such buffers already (default
  * 262144); -EDQUOT: with this one they would hold more than user_max_bytes
  * bytes (default 256 GiB, a quarter of a device's mmap offsets, so no one
