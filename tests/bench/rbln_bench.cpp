@@ -425,22 +425,11 @@ int main(int argc, char **argv)
 		"  \"chain_3x4k_batch_ns\": {:.1f},\n  \"chain_3x4k_batch_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_devmgr_batch_ns\": {:.1f},\n"
 		"  \"chain_3x4k_devmgr_batch_vs_null_ioctl\": {:.3f},\n"
-		"  \"chain_3x4k_devmgr_profiled_ns\": {:.1f},
-"
-		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},
-"
-		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},
-"
-		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},
-"
-		"  \"throughput\": [
-{}
-  ],
-  \"scheduled_job_breakdown\": [
-{}
-  ]
-}}
-",
+		"  \"chain_3x4k_devmgr_profiled_ns\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
+		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},\n"
+		"  \"throughput\": [\n{}\n  ],\n  \"scheduled_job_breakdown\": [\n{}\n  ]\n}}\n",
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
 		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
 		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
