@@ -182,6 +182,7 @@ static void rbln_job_release(struct kref *ref)
 	for (i = 0; i < job->nr_deps; i++)
 		dma_fence_put(job->deps[i]);
 	kfree(job->deps);
+	kfree(job->trace_waits);
 	dma_fence_put(job->hw_fence);
 	dma_fence_put(job->done);
 	rbln_fence_free_unstarted(job->spare_fence);
@@ -242,12 +243,27 @@ static void rbln_job_forget(struct rbln_client *client, u64 seqno, struct rbln_j
 }
 
 static void rbln_job_trace(struct rbln_job *job,
-			   void (*event)(u32, u32, u32, u64, u64, u64, const char *, int))
+			   void (*event)(u32, u32, u32, u64, u64, u64, const char *, int,
+					 pid_t, const char *))
 {
 	const struct rbln_engine *engine = job->engine;
 
 	event(engine->chiplet->rdev->info.index, engine->chiplet->index, engine->kind,
-	      job->client->id, job->seqno, job->hw.bytes, job->label, job->status);
+	      job->client->id, job->seqno, job->hw.bytes, job->label, job->status,
+	      pid_nr(job->client->creator), job->client->creator_comm);
+}
+
+/* A submitted job's syncobjs, for a profiler's arrows (client->lock held: seqno is its own). */
+static void rbln_job_trace_syncs(struct rbln_job *job, const struct rbln_out_sync *out)
+{
+	u32 device = job->engine->chiplet->rdev->info.index, i;
+
+	for (i = 0; i < job->nr_trace_waits; i++)
+		trace_rbln_job_wait(device, job->client->id, job->seqno,
+				    job->trace_waits[i].sync, job->trace_waits[i].point);
+	if (out->syncobj)
+		trace_rbln_job_signal(device, job->client->id, job->seqno,
+				      rbln_sync_trace_key(out->syncobj), out->point);
 }
 
 void rbln_job_begin(struct rbln_job *job)
@@ -272,6 +288,8 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 	if (!job->started) {
 		if (job->want_times)
 			job->end_ns = ktime_get_ns();
+		/* Ended without running (a failed input): a profiler still sees its end. */
+		rbln_job_trace(job, trace_rbln_job_complete);
 		return;
 	}
 	now = rbln_busy_end(&engine->chiplet->rdev->busy);
@@ -778,6 +796,7 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 		args->seqno = client->last_seqno;
 		args->ended = ended;
 		args->status = ended ? job->status : 0;
+		rbln_job_trace_syncs(job, &out);
 		rbln_out_sync_signal(&out, job->done);
 	}
 	mutex_unlock(&client->lock);

@@ -42,6 +42,8 @@ struct rbln_job {
 	struct rbln_fence *spare_fence;	/* allocated at submit, started by run_job */
 	struct dma_fence **deps;	/* fences it waits for, for their errors */
 	u32 nr_deps;
+	struct rbln_sync_trace *trace_waits;	/* its in_syncs, only while rbln_job_wait is traced */
+	u32 nr_trace_waits;
 	bool scheduled;			/* base was initialised */
 	bool started;			/* given to the engine: busy time runs */
 	bool timed_out;			/* ended by the timeout handler */

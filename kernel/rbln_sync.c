@@ -8,6 +8,7 @@
 #include <linux/dma-fence.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-fence-unwrap.h>
+#include <linux/hash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <drm/drm_file.h>
@@ -15,6 +16,7 @@
 
 #include "rbln_job.h"
 #include "rbln_sync.h"
+#include "rbln_trace.h"
 
 /*
  * A timeline point resolves to a dma_fence_chain node, which carries no error
@@ -56,6 +58,32 @@ bool rbln_job_deps_signalled(const struct rbln_job *job)
 	return true;
 }
 
+u64 rbln_sync_trace_key(const struct drm_syncobj *obj)
+{
+	return hash_64((u64)(uintptr_t)obj, 64);
+}
+
+/* While rbln_job_wait is traced: which syncobj @sync names, for the tracepoint. */
+static void rbln_job_note_wait(struct rbln_job *job, struct drm_file *file,
+			       const struct drm_rbln_sync *sync, u32 count)
+{
+	struct drm_syncobj *obj;
+
+	if (!job->trace_waits) {
+		/* Tracing only: without the room the waits go untraced. */
+		job->trace_waits = kcalloc(count, sizeof(*job->trace_waits), GFP_KERNEL_ACCOUNT);
+		if (!job->trace_waits)
+			return;
+	}
+	obj = drm_syncobj_find(file, sync->handle);
+	if (!obj)
+		return;
+	job->trace_waits[job->nr_trace_waits].sync = rbln_sync_trace_key(obj);
+	job->trace_waits[job->nr_trace_waits].point = sync->point;
+	job->nr_trace_waits++;
+	drm_syncobj_put(obj);
+}
+
 int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 			   const struct drm_rbln_submit *args)
 {
@@ -73,6 +101,8 @@ int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 		ret = drm_syncobj_find_fence(file, sync.handle, sync.point, 0, &fence);
 		if (ret)
 			return ret == -ENOMEM ? ret : -EINVAL;	/* no such syncobj, or no fence */
+		if (trace_rbln_job_wait_enabled())
+			rbln_job_note_wait(job, file, &sync, args->in_sync_count);
 		if (dma_fence_is_signaled(fence) && !rbln_fence_error(fence)) {
 			dma_fence_put(fence);		/* nothing to wait for */
 			continue;

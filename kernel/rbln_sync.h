@@ -20,6 +20,13 @@ int rbln_fence_error(struct dma_fence *fence);
 /* Every fence @job waits for has signalled (the failed ones it keeps). */
 bool rbln_job_deps_signalled(const struct rbln_job *job);
 
+/* A syncobj and point as the rbln_job_wait/signal tracepoints name them. */
+struct rbln_sync_trace {
+	u64 sync, point;
+};
+/* The tracepoints' name of @obj: a hash of it, not its address. */
+u64 rbln_sync_trace_key(const struct drm_syncobj *obj);
+
 /* The fences of args->in_syncs that have not signalled (or failed) become @job's dependencies. */
 int rbln_job_read_in_syncs(struct rbln_job *job, struct drm_file *file,
 			   const struct drm_rbln_submit *args);

@@ -70,16 +70,20 @@ static void need_syncobjs(const Device &dev, const detail::DeviceState &state)
 // The in_syncs of a job: its dependencies' syncobjs.  Those of another open
 // file (another device, or this one opened again) travel as a sync_file into
 // a syncobj of this file, held until SUBMIT has taken the fence.
-// Nothing is allocated for dependencies that ended well inside SUBMIT, nor
-// for a few of the others (nearly every job waits for one or two).
+// Nothing is allocated for a few dependencies (nearly every job waits for
+// one or two), nor imported for those of another file that ended well.
 class InSyncs {
 public:
 	std::span<const drm_rbln_sync> syncs() const { return syncs_.span(); }
 
 	void add(const detail::DeviceState &dev, const detail::JobState &dep)
 	{
-		if (dep.ended && !dep.ended_status)
-			return;		// done and well: nothing to wait for
+		// Done and well: nothing to wait for.  One of this file is named
+		// all the same (the driver drops its signalled fence at once): its
+		// rbln_job_wait tracepoint shows the dependency to a system-wide
+		// recorder (rbln-smi trace record).
+		if (dep.ended && !dep.ended_status && !(dep.dev.get() == &dev && dep.syncobj))
+			return;
 		if (!dep.syncobj)
 			fail(EOPNOTSUPP, fmt::format("{}: job {} of {} cannot be waited for by another job: {}",
 						     dev.name(), dep.seqno, dep.dev->name(),

@@ -11,6 +11,11 @@
 //                     last job's wait() at the end
 //   chain (batch)     the same three jobs, still joined by syncobjs, in one
 //                     SUBMIT_BATCH: raw, and through Device::submit_batch
+//   profiling on/off  the libdevmgr chain with a profiler Session open (every job
+//                     recorded, its device times kept by the driver) against the
+//                     same chain without it, back to back each round (aim <= 1.05x);
+//                     and with the driver's rbln tracepoints on (what rbln-smi
+//                     trace record switches on) against off
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs the kernel copying the
 //                     same bytes outside the job path (debugfs copy_bench)
 //   breakdown         a scheduled 1 MiB and 4 MiB job's device times: SUBMIT to
@@ -25,8 +30,11 @@
 #include <stdexcept>
 #include <chrono>
 #include <cstring>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <fcntl.h>
@@ -37,6 +45,7 @@
 #include <fmt/format.h>
 
 #include "rbln/devmgr.hpp"
+#include "rbln/profile.hpp"
 #include "rbln_drm.h"
 
 using Clock = std::chrono::steady_clock;
@@ -81,6 +90,33 @@ Figure against(Op &&op, Base &&base, int rounds = 9)
 		return v[v.size() / 2];
 	};
 	return {median(ns), median(base_ns), median(ratio)};
+}
+
+// @op with a switch off, then on, back to back in each of @rounds rounds:
+// the medians of both and of on / off.
+template <typename Op, typename On, typename Off>
+Figure switched(Op &&op, On &&on, Off &&off, int rounds = 9)
+{
+	std::vector<double> off_ns, on_ns, ratio;
+	for (int r = 0; r < rounds; r++) {
+		off_ns.push_back(ns_per_op(op, std::chrono::milliseconds(60)));
+		on();
+		on_ns.push_back(ns_per_op(op, std::chrono::milliseconds(60)));
+		off();
+		ratio.push_back(on_ns.back() / off_ns.back());
+	}
+	auto median = [](std::vector<double> &v) {
+		std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+		return v[v.size() / 2];
+	};
+	return {median(on_ns), median(off_ns), median(ratio)};
+}
+
+// Writes @value to a tracefs file; false if it cannot (no tracefs, not root).
+bool tracefs_write(const char *path, const char *value)
+{
+	std::ofstream f(path);
+	return f && (f << value) && f.flush();
 }
 
 double gib_per_s(uint64_t bytes, double ns)
@@ -283,6 +319,31 @@ int main(int argc, char **argv)
 		chain_jobs.back().wait(std::chrono::seconds(10));
 	}, null_ioctl);
 
+	// Profiling's cost: the libdevmgr chain profiled (a Session, its file
+	// written between rounds, untimed) against the same chain not profiled.
+	auto chain_lib_once = [&] {
+		auto produced = dev.submit(rbln::Engine::neural_dma, 1, {{n_src, n_dst, 0, 0, 4096}});
+		auto gathered = dev.submit(rbln::Engine::task_dma, 0, {{n_dst, gather, 0, 0, 4096}}, {},
+					   {produced});
+		dev.submit(rbln::Engine::external_hdma, 0, {{gather, host, 0, 0, 4096}}, {}, {gathered})
+			.wait(std::chrono::seconds(10));
+	};
+	const std::string profile_dir = "/tmp/rbln-bench-profile";
+	std::filesystem::create_directories(profile_dir);
+	std::optional<rbln::profile::Session> session;
+	const Figure profiled = !syncobjs ? Figure{} : switched(chain_lib_once,
+		[&] { session.emplace(profile_dir); },
+		[&] {
+			if (const std::string f = session->end(); !f.empty())
+				std::remove(f.c_str());
+			session.reset();
+		});
+	// The driver's side of rbln-smi trace record: its tracepoints on.
+	const char *rbln_events = "/sys/kernel/tracing/events/rbln/enable";
+	const bool tracing = tracefs_write(rbln_events, "0");
+	const Figure traced = !syncobjs || !tracing ? Figure{} : switched(chain_lib_once,
+		[&] { tracefs_write(rbln_events, "1"); }, [&] { tracefs_write(rbln_events, "0"); });
+
 	const double null_ns = submit.base_ns;
 	fmt::print("{:<26} {:>12}   (medians of 9 rounds, each against its own null ioctl)\n",
 		   "operation", "ns/op");
@@ -296,8 +357,12 @@ int main(int argc, char **argv)
 		   "chain 3x4 KiB (libdevmgr)", chain_lib.ns, chain_lib.ratio);
 	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n", "chain 3x4 KiB, one batch",
 		   chain_batch.ns, chain_batch.ratio);
-	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n\n", "  through libdevmgr",
+	fmt::print("{:<26} {:>12.0f}   {:.1f}x null ioctl (aim <= 10x)\n", "  through libdevmgr",
 		   chain_lib_batch.ns, chain_lib_batch.ratio);
+	fmt::print("{:<26} {:>12.0f}   {:.3f}x the same chain not profiled ({:.0f} ns; aim <= 1.05x)\n",
+		   "chain, RBLN_PROFILER on", profiled.ns, profiled.ratio, profiled.base_ns);
+	fmt::print("{:<26} {:>12.0f}   {:.3f}x the same chain, tracepoints off ({:.0f} ns)\n\n",
+		   "chain, rbln events on", traced.ns, traced.ratio, traced.base_ns);
 
 	// The base: the same bytes copied by the kernel as an engine copies them,
 	// outside the job path (the simulator's copy_bench), one write each.
@@ -360,11 +425,15 @@ int main(int argc, char **argv)
 		"  \"chain_3x4k_batch_ns\": {:.1f},\n  \"chain_3x4k_batch_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_devmgr_batch_ns\": {:.1f},\n"
 		"  \"chain_3x4k_devmgr_batch_vs_null_ioctl\": {:.3f},\n"
+		"  \"chain_3x4k_devmgr_profiled_ns\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
+		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},\n"
 		"  \"throughput\": [\n{}\n  ],\n  \"scheduled_job_breakdown\": [\n{}\n  ]\n}}\n",
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
 		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
-		chain_lib_batch.ns, chain_lib_batch.ratio,
-		rows, handoff);
+		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
+		traced.ratio, rows, handoff);
 	close(kcopy);
 	fmt::print("\nfigures written to {}\n", json_path);
 	return 0;

@@ -87,9 +87,9 @@ TEST(OldDriver, JobsRunAndAreWaitedFor)
 	}
 }
 
-// A profiled region on a driver without device times (before 14): the jobs
-// run as ever (SUBMIT gets no flag it does not know) and the run's file is
-// still written, its jobs at their submit.
+// A profiled region on an older driver: the jobs run as ever (SUBMIT gets no
+// flag it does not know) and the run's file is written, its jobs at their
+// submit before 14 (no device times), with them since.
 TEST(OldDriver, ProfilingWorksWithoutDeviceTimes)
 {
 	char dir[] = "/tmp/rbln-old-profile-XXXXXX";
@@ -108,16 +108,25 @@ TEST(OldDriver, ProfilingWorksWithoutDeviceTimes)
 }
 
 // Before interface 13 there is no job limit: a transfer goes as one job,
-// however large (libdevmgr splits only what the driver says it must).
-TEST(OldDriver, LargeTransferGoesAsOneJob)
+// however large (libdevmgr splits only what the driver says it must).  Since
+// 13 the driver names its limit (DRM_RBLN_PARAM_JOB_MAX_BYTES) and the
+// transfer goes as that many jobs, one after the other.
+TEST(OldDriver, LargeTransferSplitsOnlyAtTheDriversLimit)
 {
-	constexpr uint64_t kPiece = 4 << 20;
+	constexpr uint64_t kPiece = 4 << 20, kCopies = 17;	// 68 MiB
 	auto dev = rbln::Device::open(1);
 	auto a = dev.allocate(kPiece), b = dev.allocate(kPiece);
-	const std::vector<rbln::Copy> copies(17, rbln::Copy{a, b, 0, 0, kPiece});	// 68 MiB
+	const std::vector<rbln::Copy> copies(kCopies, rbln::Copy{a, b, 0, 0, kPiece});
+	uint64_t jobs = 1;
+	if (interface_of(dev) >= 13) {
+		const uint64_t limit = dev.param(DRM_RBLN_PARAM_JOB_MAX_BYTES);
+		ASSERT_GT(limit, 0u);
+		ASSERT_LT(limit, kCopies * kPiece) << "the transfer must exceed the limit to test it";
+		jobs = (kCopies * kPiece + limit - 1) / limit;
+	}
 	auto before = dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, k4K}});
 	auto job = dev.submit(Engine::neural_dma, 0, copies);
-	EXPECT_EQ(job.seqno(), before.seqno() + 1) << "one job";
+	EXPECT_EQ(job.seqno(), before.seqno() + jobs) << (jobs == 1 ? "one job" : "one job per limit's worth");
 	job.wait(60s);
 }
 

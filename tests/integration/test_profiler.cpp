@@ -4,7 +4,8 @@
 // against the project's .proto and checked for the seed's layout, every job
 // once, engine tracks without overlaps, a flow for every dependency,
 // counters; a hung engine's timeout shows as a failed slice; a killed
-// process leaves no file under a final name.  Linked with the static
+// process leaves no file under a final name.  rbln-smi trace record around
+// the same example: the same jobs and layout, system-wide from the tracepoints.  Linked with the static
 // libdevmgr: the profiler and the generated messages are this process's own.
 #include <algorithm>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <set>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,9 +25,11 @@
 #include <fmt/ranges.h>
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "perfetto_trace.pb.h"
 #include "rbln/devmgr.hpp"
+#include "rbln/exit_codes.hpp"
 #include "rbln/profile.hpp"
 #include "rbln_test_util.h"
 
@@ -139,8 +143,13 @@ constexpr size_t kJobsPerWorkload = 1 + 1 + 9 + 3 + 1 + 1;
 // <- its chiplet's 3 weights; layernorm <- embedding; output <- 4 jobs.
 constexpr size_t kDepsPerWorkload = 1 + 9 + 9 + 1 + 4;
 
+// Whether a trace has every dependency's arrow (the in-process profiler), or
+// those the driver's tracepoints show (rbln-smi trace record: a dependency
+// that had ended inside its SUBMIT is never given to the driver to wait for).
+enum class Flows { every, traced };
+
 // The checks of the issue on one file of the example's @workloads workloads.
-void check_example_trace(const Summary &s, size_t workloads)
+void check_example_trace(const Summary &s, size_t workloads, Flows flows = Flows::every)
 {
 	const auto *dev = s.named("rbln1 RBLN-CR03", 0);
 	ASSERT_TRUE(dev) << "the device group, named as rbln-smi shows it";
@@ -203,7 +212,12 @@ void check_example_trace(const Summary &s, size_t workloads)
 		for (uint64_t f : sl.flows_in)
 			EXPECT_TRUE(to.emplace(f, &sl).second);
 	}
-	EXPECT_EQ(from.size(), kDepsPerWorkload * workloads);
+	if (flows == Flows::every) {
+		EXPECT_EQ(from.size(), kDepsPerWorkload * workloads);
+	} else {
+		EXPECT_GT(from.size(), 0u) << "the driver showed no syncobj wait at all";
+		EXPECT_LE(from.size(), kDepsPerWorkload * workloads);
+	}
 	EXPECT_EQ(to.size(), from.size());
 	for (const auto &[f, dst] : to) {
 		ASSERT_TRUE(from.contains(f));
@@ -232,6 +246,62 @@ int run_example(const fs::path &dir, const std::vector<std::string> &extra = {})
 		::execv(argv[0], argv.data());
 		_exit(127);
 	}
+	int status = 0;
+	::waitpid(pid, &status, 0);
+	return status;
+}
+
+// The arrows of a trace, each as (from slice, its track, to slice, its track).
+std::set<std::tuple<std::string, uint64_t, std::string, uint64_t>> arrows(const Summary &s)
+{
+	std::map<uint64_t, const Slice *> from;
+	for (const Slice &sl : s.slices)
+		for (uint64_t f : sl.flows_out)
+			from[f] = &sl;
+	std::set<std::tuple<std::string, uint64_t, std::string, uint64_t>> out;
+	for (const Slice &sl : s.slices)
+		for (uint64_t f : sl.flows_in)
+			if (from.contains(f))
+				out.insert({from[f]->name, from[f]->track, sl.name, sl.track});
+	return out;
+}
+
+// The job slices of a trace, each as (track, name): the Device Workload's aside.
+std::multiset<std::pair<uint64_t, std::string>> job_slices(const Summary &s)
+{
+	std::multiset<std::pair<uint64_t, std::string>> out;
+	for (const Slice &sl : s.slices)
+		if (sl.name.find("_Device Workload_") == std::string::npos)
+			out.insert({sl.track, sl.name});
+	return out;
+}
+
+// Runs @args (with @env added), its stderr and stdout captured; the wait status.
+int run_captured(const std::vector<std::string> &args, std::string &output,
+		 const std::vector<std::pair<std::string, std::string>> &env = {})
+{
+	int pipefd[2];
+	if (::pipe(pipefd))
+		return -1;
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		::dup2(pipefd[1], 1);
+		::dup2(pipefd[1], 2);
+		::close(pipefd[0]);
+		for (const auto &[k, v] : env)
+			::setenv(k.c_str(), v.c_str(), 1);
+		std::vector<char *> argv;
+		for (const std::string &a : args)
+			argv.push_back(const_cast<char *>(a.c_str()));
+		argv.push_back(nullptr);
+		::execv(argv[0], argv.data());
+		_exit(127);
+	}
+	::close(pipefd[1]);
+	char buf[4096];
+	for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
+		output.append(buf, size_t(n));
+	::close(pipefd[0]);
 	int status = 0;
 	::waitpid(pid, &status, 0);
 	return status;
@@ -352,5 +422,134 @@ TEST(Profiler, SessionsInProcessAndAHungEnginesFailedSlice)
 	const std::string whole = rbln::profile::flush();
 	EXPECT_EQ(fs::path(whole).parent_path(), dir);
 	EXPECT_EQ(Summary(decode(whole)).slices.size(), s0.slices.size() + s1.slices.size());
+	fs::remove_all(dir);
+}
+
+// rbln-smi trace record, system-wide from the tracepoints, around the example
+// run with RBLN_PROFILER=1: both traces of one run, each with the seed's
+// layout; the same jobs on the same tracks; the recorder's arrows a subset of
+// the in-process ones (real syncobj waits only).
+TEST(TraceRecord, TheExampleSystemWideAgreesWithTheInProcessTrace)
+{
+	const fs::path dir = scratch("record");
+	const fs::path file = dir / "system.pb";
+	std::string out;
+	const int status = run_captured({RBLN_TEST_SMI, "trace", "record", "-o", file.string(), "--",
+					 RBLN_TEST_EXAMPLE, "--npu", "1", "--workloads", "3"},
+					out, {{"RBLN_PROFILER", "1"}, {"RBLN_PROFILER_DIR", dir.string()}});
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+	EXPECT_NE(out.find("rbln-smi trace: recording every process's jobs"), std::string::npos) << out;
+	EXPECT_NE(out.find(fmt::format("rbln-smi trace: {} jobs of 1 process on 1 NPU", kJobsPerWorkload * 6)),
+		  std::string::npos) << out;
+	EXPECT_NE(out.find("wrote " + file.string()), std::string::npos) << out;
+	const Summary system(decode(file));
+	check_example_trace(system, 6, Flows::traced);
+	std::string whole;
+	for (const auto &n : files_in(dir))
+		if (std::regex_match(n, std::regex(R"(^rbln_\d{8}_\d{6}\.pb$)")))
+			whole = n;
+	ASSERT_FALSE(whole.empty()) << "the in-process profiler's file";
+	const Summary in_process(decode(dir / whole));
+	EXPECT_EQ(system.slices.size(), in_process.slices.size()) << "the same run, seen both ways";
+	EXPECT_EQ(job_slices(system), job_slices(in_process)) << "every job on the same track, named the same";
+	const auto traced = arrows(system), all = arrows(in_process);
+	for (const auto &a : traced)
+		EXPECT_TRUE(all.contains(a)) << std::get<0>(a) << " -> " << std::get<2>(a)
+					     << ": an arrow without a dependency";
+
+	// trace summary reads it back: the tree, slices per engine, the flows.
+	std::string summary;
+	ASSERT_EQ(run_captured({RBLN_TEST_SMI, "trace", "summary", file.string()}, summary), 0) << summary;
+	EXPECT_NE(summary.find(fmt::format("{} job slices on 5 engine tracks, 0 failed; 6 workload slices; {} flows",
+					   kJobsPerWorkload * 6, traced.size())), std::string::npos) << summary;
+	for (const char *line : {"\nrbln1 RBLN-CR03\n", "\n  Chiplet 0\n", "\n  Chiplet 3\n"})
+		EXPECT_NE(summary.find(line), std::string::npos) << line << " in\n" << summary;
+	EXPECT_TRUE(std::regex_search(summary, std::regex(R"(\n    Neural DMA +18 slices, 1\.1 MiB\n)"))) << summary;
+	EXPECT_TRUE(std::regex_search(summary, std::regex(R"(\n    External HDMA +12 slices)"))) << summary;
+	fs::remove_all(dir);
+}
+
+TEST(TraceRecord, JsonFromTheSameRecording)
+{
+	const fs::path dir = scratch("record-json");
+	const fs::path file = dir / "system.json";
+	std::string out;
+	const int status = run_captured({RBLN_TEST_SMI, "trace", "record", "-o", file.string(), "--",
+					 RBLN_TEST_EXAMPLE, "--npu", "1", "--workloads", "1"}, out);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+	std::ifstream in(file);
+	const auto j = nlohmann::json::parse(in);
+	size_t jobs = 0;
+	for (const auto &e : j.at("traceEvents"))
+		jobs += e.at("ph") == "X" && e.value("cat", "") == "rbln";
+	EXPECT_EQ(jobs, kJobsPerWorkload * 2);
+	fs::remove_all(dir);
+}
+
+TEST(TraceRecord, WithoutRootItNamesThePermissionAndRblnProfiler)
+{
+	const int status = run_as_nobody(true, [] {
+		std::string out;
+		const int st = run_captured({RBLN_TEST_SMI, "trace", "record", "-o", "/tmp/never.pb", "--", "true"}, out);
+		// The child's verdict: exit 10 if the message lacks a part.
+		for (const char *part : {"tracefs", "root (CAP_SYS_ADMIN)", "RBLN_PROFILER=1"})
+			if (out.find(part) == std::string::npos) {
+				fmt::print(stderr, "missing '{}' in: {}\n", part, out);
+				return 10;
+			}
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 11;
+	});
+	EXPECT_EQ(status, int(rbln::ExitCode::permission));
+	EXPECT_FALSE(fs::exists("/tmp/never.pb"));
+}
+
+TEST(TraceRecord, AHungEnginesTimeoutIsAFailedSlice)
+{
+	const fs::path dir = scratch("record-hang");
+	const fs::path file = dir / "hang.pb";
+	int pipefd[2];
+	ASSERT_EQ(::pipe(pipefd), 0);
+	pid_t recorder = ::fork();
+	if (recorder == 0) {
+		::dup2(pipefd[1], 2);
+		::close(pipefd[0]);
+		::execl(RBLN_TEST_SMI, RBLN_TEST_SMI, "trace", "record", "-o", file.c_str(), "--duration", "4", nullptr);
+		_exit(127);
+	}
+	::close(pipefd[1]);
+	// The job goes once the recorder says it records.
+	std::string said;
+	char buf[512];
+	for (ssize_t n; said.find("recording every process") == std::string::npos &&
+			(n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
+		said.append(buf, size_t(n));
+	ASSERT_NE(said.find("recording every process"), std::string::npos) << said;
+	{
+		rbln::Device dev = rbln::Device::open(1);
+		rbln::Buffer a = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
+		rbln::Buffer b = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
+		std::optional<JobTimeout> timeout{"300"};
+		ASSERT_EQ(debugfs_write(1, "hang", "0 task_dma"), 0);
+		rbln::Job hung = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 4096, 4096}}, "i0_0_W0_hung");
+		EXPECT_THROW(hung.wait(), rbln::Error);
+	}
+	for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
+		said.append(buf, size_t(n));
+	::close(pipefd[0]);
+	int status = 0;
+	::waitpid(recorder, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << said;
+	EXPECT_NE(said.find("rbln-smi trace: 1 job of 1 process on 1 NPU"), std::string::npos) << said;
+	bool failed = false;
+	std::vector<std::string> names;
+	for (const Slice &sl : Summary(decode(file)).slices) {
+		names.push_back(sl.name);
+		if (sl.name == "i0_0_W0_hung [TIMED OUT]") {
+			failed = true;
+			EXPECT_EQ(sl.args.at("status"), "ETIMEDOUT");
+			EXPECT_GE(sl.end - sl.begin, 250'000'000u) << "it ran until about the timeout";
+		}
+	}
+	EXPECT_TRUE(failed) << "the timed-out job is marked; slices: " << fmt::format("{}", fmt::join(names, ", "));
 	fs::remove_all(dir);
 }

@@ -2,7 +2,8 @@
 # Builds rbln.ko as it was at the last commit of each older interface, from
 # this repository's history, for kernel VER: what libdevmgr of this tree must
 # still work with (tests/old-drivers/suite.sh runs it against them).
-#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9, 10, 11, 12
+#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9 .. 14, those below this tree's
+#                              interface (14 is built once this tree has moved past it)
 # Exits 77 when this checkout lacks that history (a shallow clone or an export).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +16,17 @@ revisions=(
 	"10 a5ee33a904021da6bb0718cbdd85a33da9d9c193"	# syncobjs, no end report from SUBMIT
 	"11 341491f073a3804535a016301dd2490038545b7f"	# end report, no SUBMIT_BATCH
 	"12 821c12e2cf281ce065ef69ff805009c39ef3a74f"	# SUBMIT_BATCH, no job limit
+	"13 62c683ed74f7e92ced67e6bd7acf8f1c1ca14fff"	# job limit (JOB_MAX_BYTES), no device times
+	"14 3c4aacae73219c028cf35cc097cf627f4ece1066"	# device times (SUBMIT_TIMES, JOB_TIMES)
 )
+# Only the interfaces older than this tree's: the current one is no old driver.
+current=$(sed -n 's/^#define DRM_RBLN_UAPI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+	"$top/kernel/include/uapi/drm/rbln_drm.h")
+older=()
+for entry in "${revisions[@]}"; do
+	[ "${entry%% *}" -lt "$current" ] && older+=("$entry")
+done
+revisions=("${older[@]}")
 
 for entry in "${revisions[@]}"; do
 	read -r n rev <<< "$entry"

@@ -5,14 +5,20 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
+#include <unistd.h>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "perfetto_trace.pb.h"
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
+#include "rbln/devmgr.hpp"
+#include "trace_summary.hpp"
 
 namespace pb = rbln::trace;
 using namespace rbln::profile;
@@ -286,4 +292,34 @@ TEST(Profile, FilesAppearWholeUnderTheirName)
 	EXPECT_THROW(write_file_atomically((dir / "no/such/dir/x.pb").string(), "abc"), std::exception);
 	std::filesystem::remove_all(dir);
 	EXPECT_EQ(file_stem(0).size(), std::string("rbln_19700101_000000").size());
+}
+
+// rbln-smi trace summary reads the file back: the tree as Perfetto orders it,
+// slices and bytes per engine, the flows; a file that is no trace is named.
+TEST(Profile, TraceSummaryOfAFile)
+{
+	const auto path = std::filesystem::temp_directory_path() / fmt::format("rbln-summary-{}.pb", getpid());
+	write_file_atomically(path.string(), to_perfetto(rebel_trace()));
+	const std::string s = rbln::smi::summarize_trace(path.string());
+	EXPECT_NE(s.find(": 7 job slices on 5 engine tracks, 0 failed; 1 workload slices; 6 flows (dependencies)"),
+		  std::string::npos) << s;
+	// Chiplet 0 first, its Task DMA before its External HDMA (the seed's order).
+	const size_t dev = s.find("\nrbln1 RBLN-CR03\n"), c0 = s.find("\n  Chiplet 0\n"),
+		     task = s.find("\n    Task DMA"), ext = s.find("\n    External HDMA"), c3 = s.find("\n  Chiplet 3\n");
+	ASSERT_NE(dev, std::string::npos) << s;
+	EXPECT_TRUE(dev < c0 && c0 < task && task < ext && ext < c3 && c3 != std::string::npos) << s;
+	// The 3 gathers are jobs 2, 4, 6 (4096 bytes per id): 48 KiB.
+	EXPECT_TRUE(std::regex_search(s, std::regex(R"(\n    Task DMA +3 slices, 48\.0 KiB\n)"))) << s;
+	EXPECT_TRUE(std::regex_search(s, std::regex(R"(\n    Memory used +counter, 1 samples\n)"))) << s;
+
+	std::ofstream(path) << "not a trace";
+	try {
+		rbln::smi::summarize_trace(path.string());
+		ADD_FAILURE() << "no error for a file that is no trace";
+	} catch (const rbln::Error &e) {
+		EXPECT_EQ(e.code(), rbln::Errc::invalid_argument);
+		EXPECT_NE(std::string(e.what()).find(path.string() + " is not a Perfetto protobuf trace"), std::string::npos) << e.what();
+	}
+	std::filesystem::remove(path);
+	EXPECT_THROW(rbln::smi::summarize_trace(path.string()), rbln::Error) << "a missing file";
 }

@@ -56,7 +56,7 @@ TEST(SmiOptions, ValidCommandLines)
 
 TEST(SmiOptions, EveryBadArgumentSaysWhatIsValid)
 {
-	const char *const commands = "(commands: events, dmon, pmon, topo, diagnose, triage, selftest, reset; ";
+	const char *const commands = "(commands: events, dmon, pmon, topo, diagnose, triage, selftest, reset, trace; ";
 	const std::pair<std::vector<std::string>, std::string> rows[] = {
 		{{"--bogus"}, std::string("unexpected '--bogus' ") + commands + "see rbln-smi --help)"},
 		{{"frobnicate"}, std::string("unexpected 'frobnicate' ") + commands + "see rbln-smi --help)"},
@@ -316,4 +316,46 @@ TEST(SmiPmon, BusyShareBetweenSamples)
 	EXPECT_EQ(render_pmon(sampler.sample({no_fdinfo}, t0 + 2s), false),
 		  "    0       77     -     -     -     -     0 old\n");
 	EXPECT_EQ(render_pmon({}, false), "    -        -     -     -     -     -     - -\n");
+}
+
+TEST(SmiOptions, TraceRecordAndSummary)
+{
+	auto o = parse_options({"trace", "record", "-o", "x.pb", "--duration", "2.5", "--", "./app", "--npu", "1"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->command, Command::trace_record);
+	EXPECT_EQ(o->trace_output, "x.pb");
+	EXPECT_EQ(o->trace_format, "pb");
+	EXPECT_EQ(o->trace_duration, 2.5);
+	EXPECT_EQ(o->trace_command, (std::vector<std::string>{"./app", "--npu", "1"})) << "options after -- are the command's";
+
+	o = parse_options({"trace", "record", "-o", "x.json"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->trace_format, "json") << "the file's name says which";
+	o = parse_options({"trace", "record", "--format", "pb", "-o", "x.json"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->trace_format, "pb") << "--format wins";
+
+	o = parse_options({"trace", "summary", "t.pb"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->command, Command::trace_summary);
+	EXPECT_EQ(o->trace_file, "t.pb");
+
+	auto bad = parse_options({"trace", "record", "--format", "xml"});
+	ASSERT_FALSE(bad.options);
+	EXPECT_NE(bad.error.find("xml"), std::string::npos) << bad.error;
+	EXPECT_NE(bad.error.find("pb"), std::string::npos) << bad.error << " names the valid ones";
+	bad = parse_options({"trace", "record", "--duration", "0"});
+	ASSERT_FALSE(bad.options);
+	EXPECT_NE(bad.error.find("'0' is not a number of seconds"), std::string::npos) << bad.error;
+	bad = parse_options({"trace"});
+	ASSERT_FALSE(bad.options) << "trace needs record or summary";
+	bad = parse_options({"trace", "summary"});
+	ASSERT_FALSE(bad.options);
+	EXPECT_NE(bad.error.find("file"), std::string::npos) << bad.error;
+
+	o = parse_options({"trace", "record", "--help"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->command, Command::help);
+	EXPECT_NE(o->help.find("RBLN_PROFILER=1"), std::string::npos) << o->help;
+	EXPECT_NE(o->help.find("ui.perfetto.dev"), std::string::npos) << o->help;
 }

@@ -48,7 +48,8 @@ mkdir -p "$outdir"
 	printf 'RBLN_VM_CWD=%q\n' "$PWD"
 	printf 'RBLN_VM_INTERACTIVE=%q\n' "$interactive"
 	printf 'RBLN_TOP=%q\n' "$top"
-	printf 'export RBLN_VM_KVER RBLN_TOP\n'
+	printf 'RBLN_VM_OUT=%q\n' "$(cd "$outdir" && pwd)"	# the host's path of /run/vm
+	printf 'export RBLN_VM_KVER RBLN_TOP RBLN_VM_OUT\n'
 } > "$outdir/env"
 {
 	echo "#!/bin/bash"

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <optional>
 #include <cstdio>
+#include <set>
+
+#include <sys/wait.h>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,6 +18,8 @@
 #include "options.hpp"
 #include "pmon.hpp"
 #include "selftest.hpp"
+#include "trace_record.hpp"
+#include "trace_summary.hpp"
 #include "triage.hpp"
 #include "rbln/enumerate.hpp"
 #include "rbln/events.hpp"
@@ -274,6 +279,36 @@ int events(const Options &o)
 	return kOk;
 }
 
+// trace record: the recording, written as one file like the in-process
+// profiler's, and a line saying what it holds and where it went.
+int trace_record(const Options &o)
+{
+	TraceRecording r = record_trace({o.trace_duration, o.trace_command, false}, &g_stop);
+	const bool json = o.trace_format == "json";
+	const std::string path = !o.trace_output.empty() ? o.trace_output
+		: rbln::profile::file_stem(r.trace.realtime_ns) + (json ? ".json" : ".pb");
+	rbln::profile::write_file_atomically(path, json ? rbln::profile::to_chrome_json(r.trace)
+							: rbln::profile::to_perfetto(r.trace));
+	std::set<uint32_t> pids;
+	for (const auto &j : r.trace.jobs)
+		pids.insert(j.pid);
+	fmt::print(stderr, "rbln-smi trace: {} job{} of {} process{} on {} NPU{}, {} dependencies; wrote {}{}\n",
+		   r.trace.jobs.size(), r.trace.jobs.size() == 1 ? "" : "s", pids.size(), pids.size() == 1 ? "" : "es", r.trace.devices.size(),
+		   r.trace.devices.size() == 1 ? "" : "s", r.dependencies, path,
+		   json ? "" : " (open it at https://ui.perfetto.dev: Open trace file)");
+	if (r.old_tracepoints)
+		fmt::print(stderr, "rbln-smi trace: this rbln.ko has no rbln_job_wait/rbln_job_signal "
+				   "tracepoints: the trace has no arrows (RBLN_PROFILER=1 draws them)\n");
+	if (r.command_status && !(WIFEXITED(*r.command_status) && WEXITSTATUS(*r.command_status) == 0)) {
+		fmt::print(stderr, "rbln-smi trace: '{}' {}\n", o.trace_command[0],
+			   WIFEXITED(*r.command_status)
+				   ? fmt::format("exited with status {}", WEXITSTATUS(*r.command_status))
+				   : fmt::format("was killed by signal {}", WTERMSIG(*r.command_status)));
+		return kError;
+	}
+	return kOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -312,6 +347,11 @@ int main(int argc, char **argv)
 			return dmon(o);
 		case Command::pmon:
 			return pmon(o);
+		case Command::trace_record:
+			return trace_record(o);
+		case Command::trace_summary:
+			fmt::print("{}", summarize_trace(o.trace_file));
+			return kOk;
 		case Command::topo:
 			return topo(o);
 		case Command::show:

@@ -263,6 +263,37 @@ void build(CLI::App &app, Options &o, std::string &format)
 	add_ids(*reset, o)->required();
 	reset->add_flag("--force", o.force, "revoke the processes that have the NPU open");
 
+	auto *trace = app.add_subcommand("trace", "Perfetto traces of the NPUs' DMA jobs: record "
+						  "(root, every process) and summary");
+	trace->require_subcommand(1);
+	auto *record = trace->add_subcommand(
+		"record", "(root) record every process's jobs from the driver's tracepoints while "
+			  "COMMAND runs, for --duration, or until Ctrl-C, as one trace (device, Chiplet "
+			  "0..3, engines; an arrow for every syncobj wait). Without root, run the program "
+			  "with RBLN_PROFILER=1 instead: it records its own jobs");
+	record->callback([&o] { o.command = Command::trace_record; });
+	record->add_option("-o,--output", o.trace_output,
+			   "the trace file (default rbln_{date}_{time}.pb, or .json, here); open a "
+			   ".pb at https://ui.perfetto.dev (Open trace file)")
+		->type_name("FILE");
+	record->add_option("--format", o.trace_format,
+			   "pb: Perfetto protobuf (the default, unless FILE ends in .json), json: Chrome trace-event JSON")
+		->check(CLI::IsMember({"pb", "json"}))
+		->type_name("pb|json");
+	record->add_option_function<double>(
+		      "--duration", [&o](const double &s) { o.trace_duration = s; },
+		      "stop after SECONDS (with COMMAND: at the latest)")
+		->check(seconds_up_to(86400))
+		->type_name("SECONDS");
+	record->add_option("command", o.trace_command, "the program to record, after --")
+		->type_name("-- COMMAND [ARGS...]");
+	record->positionals_at_end();
+	auto *summary = trace->add_subcommand("summary", "what a .pb trace holds: its tracks as "
+							 "Perfetto shows them, slices and bytes per "
+							 "engine, flows, counters");
+	summary->callback([&o] { o.command = Command::trace_summary; });
+	summary->add_option("file", o.trace_file, "the .pb file")->required()->type_name("FILE");
+
 	app.require_subcommand(0, 1);
 	app.footer("Memory is shown in one unit per field (MiB below 1 GiB of total, else GiB).\n\n" +
 		   exit_codes_help());
@@ -294,7 +325,7 @@ ParseResult parse_options(const std::vector<std::string> &args)
 		if (dynamic_cast<const CLI::ExtrasError *>(&e))
 			return {std::nullopt,
 				fmt::format("unexpected '{}' (commands: events, dmon, pmon, topo, diagnose, "
-					    "triage, selftest, reset; see rbln-smi{} --help)",
+					    "triage, selftest, reset, trace; see rbln-smi{} --help)",
 					    fmt::join(app.remaining(true), " "),
 					    where)};
 		return {std::nullopt, fmt::format("{} (see rbln-smi{} --help)", e.what(), where)};
@@ -309,6 +340,12 @@ ParseResult parse_options(const std::vector<std::string> &args)
 		o.csv = true;	// --query alone prints CSV, like nvidia-smi --query-gpu
 	if (o.csv && o.json)
 		return {std::nullopt, "--format excludes --json (see rbln-smi --help)"};
+	if (o.trace_format.empty())	// -o x.json says which
+		o.trace_format = o.trace_output.ends_with(".json") ? "json" : "pb";
+	if (o.command == Command::trace_record && !o.trace_command.empty() && o.trace_command[0].starts_with("-"))
+		return {std::nullopt, fmt::format("trace record: '{}' is not an option of trace record; a "
+						  "command goes after -- (see rbln-smi trace record --help)",
+						  o.trace_command[0])};
 	return {o, {}};
 }
 

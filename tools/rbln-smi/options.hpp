@@ -29,7 +29,7 @@ struct CsvFormat {
 	bool units = true;	// a value's unit after it: "41 C"
 };
 
-enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, pmon, topo, help, version };
+enum class Command { show, query, groups, events, reclaim, diagnose, triage, selftest, reset, dmon, pmon, topo, trace_record, trace_summary, help, version };
 
 struct Options {
 	Command command = Command::show;
@@ -49,6 +49,11 @@ struct Options {
 	std::optional<unsigned> timeout_seconds;	// events --timeout
 	std::vector<std::string> diff;		// diagnose --diff A B
 	std::string message;			// triage "<error text>"
+	std::string trace_output;		// trace record -o FILE ("": rbln_{date}_{time}.pb)
+	std::string trace_format;		// trace record --format pb|json
+	std::optional<double> trace_duration;	// trace record --duration SECONDS
+	std::vector<std::string> trace_command;	// trace record -- COMMAND...
+	std::string trace_file;			// trace summary FILE
 	std::string help;			// --help: the (sub)command's help
 };
 
