@@ -8,7 +8,9 @@
 #include <linux/dma-fence.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-fence-unwrap.h>
-#include <linux/hash.h>
+#include <linux/once.h>
+#include <linux/random.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <drm/drm_file.h>
@@ -58,9 +60,17 @@ bool rbln_job_deps_signalled(const struct rbln_job *job)
 	return true;
 }
 
+/*
+ * A keyed hash, not hash_64(): that one is a multiply anyone can undo, and
+ * the trace buffer would hand out kernel addresses (KASLR) to whoever may
+ * read tracefs.
+ */
 u64 rbln_sync_trace_key(const struct drm_syncobj *obj)
 {
-	return hash_64((u64)(uintptr_t)obj, 64);
+	static siphash_key_t secret;
+
+	get_random_once(&secret, sizeof(secret));
+	return siphash_1u64((u64)(uintptr_t)obj, &secret);
 }
 
 /* While rbln_job_wait is traced: which syncobj @sync names, for the tracepoint. */
