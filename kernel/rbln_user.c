@@ -15,6 +15,8 @@
  * ranges), is its creator's: charged to the owner of the outermost
  * namespace, as the kernel's own per-user counts (ucounts) charge a
  * namespace's use to its owner, so no namespace multiplies the limits.
+ * The walk stops below a namespace root made: the uids of a container
+ * runtime's namespaces are the administrator's to give, each a user.
  */
 #include <linux/err.h>
 #include <linux/minmax.h>
@@ -52,8 +54,16 @@ kuid_t rbln_user_accountable(const struct cred *cred)
 	const struct user_namespace *ns = cred->user_ns;
 	kuid_t uid = cred->uid;
 
-	for (; ns != &init_user_ns; ns = ns->parent)
+	for (; ns != &init_user_ns; ns = ns->parent) {
+		/*
+		 * Root's namespaces (a container runtime's) map uids the
+		 * administrator handed out: each is a user of its own, or all
+		 * containers would share root's one limit.
+		 */
+		if (uid_eq(ns->owner, GLOBAL_ROOT_UID))
+			break;
 		uid = ns->owner;
+	}
 	return uid;
 }
 

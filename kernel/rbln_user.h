@@ -11,7 +11,8 @@ struct rbln_user;
 
 /*
  * Who answers for what @cred's task makes: its uid, or inside a user
- * namespace the initial namespace's uid that created the outermost one.
+ * namespace the initial namespace's uid that created the outermost one
+ * (short of root: in root's namespaces each uid is its own user).
  */
 kuid_t rbln_user_accountable(const struct cred *cred);
 

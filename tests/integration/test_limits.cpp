@@ -419,3 +419,68 @@ TEST(Limits, UidsOfAUserNamespaceCountAsItsCreator)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << std::hex << status;
 	close(to_parent[0]);
 }
+
+// A namespace root made (a container runtime's, each pod's uids a range the
+// administrator handed out) is no user's: each of its uids is a user of its
+// own.  Root holds the limit's buffers; uid 0 of a namespace root made, which
+// is uid 300000 of the initial one, still gets its own.  Before the walk
+// stopped at root, every such container shared root's one limit.
+TEST(Limits, UidsOfANamespaceRootMadeAreUsersOfTheirOwn)
+{
+	constexpr unsigned kLimit = 4;
+	ModuleParam count("user_max_buffers", std::to_string(kLimit));
+	ASSERT_EQ(count.error(), 0);
+	Fd fd = open_node(sim_device(0)->node);
+	ASSERT_TRUE(fd);
+	unsigned made = 0;
+	ASSERT_EQ(create_until_refused(fd.get(), 4096, DRM_RBLN_BO_HOST, kLimit + 1, &made), EMFILE);
+	ASSERT_EQ(made, kLimit);
+	int to_parent[2], to_child[2];
+	ASSERT_EQ(pipe(to_parent), 0);
+	ASSERT_EQ(pipe(to_child), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(to_parent[0]);
+		close(to_child[1]);
+		char ok = unshare(CLONE_NEWUSER) ? 'n' : 'y';
+		if (write(to_parent[1], &ok, 1) != 1 || ok != 'y')
+			_exit(2);
+		if (read(to_child[0], &ok, 1) != 1 || ok != 'y')
+			_exit(3);
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+			_exit(4);
+		uint32_t h = 0;
+		int err = bo_create(fd.get(), 4096, DRM_RBLN_BO_HOST, 0, &h);
+		if (write(to_parent[1], &err, sizeof(err)) != sizeof(err))
+			_exit(5);
+		(void)!read(to_child[0], &ok, 1);	/* the parent has looked at us */
+		_exit(0);
+	}
+	Child child(pid);
+	close(to_parent[1]);
+	close(to_child[0]);
+	char ok = 0;
+	ASSERT_EQ(read(to_parent[0], &ok, 1), 1);
+	ASSERT_EQ(ok, 'y') << "root could not make a user namespace";
+	const std::string proc = "/proc/" + std::to_string(pid);
+	const auto map = [&](const std::string &file, const std::string &text) {
+		FILE *f = fopen((proc + "/" + file).c_str(), "w");
+		bool done = f && fputs(text.c_str(), f) >= 0;
+		return (f && fclose(f) == 0) && done;
+	};
+	ASSERT_TRUE(map("uid_map", "0 300000 100\n"));
+	ASSERT_TRUE(map("gid_map", "0 300000 100\n"));
+	ok = 'y';
+	ASSERT_EQ(write(to_child[1], &ok, 1), 1);
+	int err = -1;
+	ASSERT_EQ(read(to_parent[0], &err, sizeof(err)), ssize_t(sizeof(err)))
+		<< "the child failed to become the namespace's uid 0";
+	EXPECT_EQ(run_shell("grep -qE '^Uid:\\s+300000\\s' " + proc + "/status").exit, 0);
+	EXPECT_EQ(err, 0) << "uid 0 of root's namespace was charged to root: " << strerror(err);
+	close(to_child[1]);
+	int status = 0;
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << std::hex << status;
+	close(to_parent[0]);
+}

@@ -233,7 +233,8 @@ struct drm_rbln_device_info {
  * holds it by then: more files or exporting and closing do not escape them.
  * Inside a user namespace every uid counts as the user who created the
  * outermost namespace (its owner in the initial one), so the many uids a
- * namespace may map do not escape them either.
+ * namespace may map do not escape them either.  In a namespace root made
+ * (a container runtime's) each uid is a user of its own.
  * -EMFILE: the user has user_max_buffers such buffers already (default
  * 262144); -EDQUOT: with this one they would hold more than user_max_bytes
  * bytes (default 256 GiB, a quarter of a device's mmap offsets, so no one
