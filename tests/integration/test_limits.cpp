@@ -343,6 +343,19 @@ TEST(Limits, CreateRefusedByTheFilesLimitsChangesNothing)
 			    "drifted";
 }
 
+// Writes @map as the uid and gid maps of @pid's user namespace (as newuidmap would).
+static bool map_ids(pid_t pid, const std::string &map)
+{
+	for (const char *file : {"uid_map", "gid_map"}) {
+		const std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+		FILE *f = fopen(path.c_str(), "w");
+		bool done = f && fputs(map.c_str(), f) >= 0;
+		if (!f || fclose(f) != 0 || !done)
+			return false;
+	}
+	return true;
+}
+
 // A user namespace maps as many uids as its creator is granted (newuidmap
 // maps a whole /etc/subuid range; root here writes the map as newuidmap
 // would): each of them is the creator's for user_max_buffers, or every uid of
@@ -398,13 +411,7 @@ TEST(Limits, UidsOfAUserNamespaceCountAsItsCreator)
 		GTEST_SKIP() << "no unprivileged user namespaces in this kernel";
 	// The subordinate range newuidmap would map: ns 0 is the creator, 1.. others.
 	const std::string proc = "/proc/" + std::to_string(pid);
-	const auto map = [&](const std::string &file, const std::string &text) {
-		FILE *f = fopen((proc + "/" + file).c_str(), "w");
-		bool done = f && fputs(text.c_str(), f) >= 0;
-		return (f && fclose(f) == 0) && done;
-	};
-	ASSERT_TRUE(map("uid_map", "0 65534 1\n1 200001 100\n"));
-	ASSERT_TRUE(map("gid_map", "0 65534 1\n1 200001 100\n"));
+	ASSERT_TRUE(map_ids(pid, "0 65534 1\n1 200001 100\n"));
 	ok = 'y';
 	ASSERT_EQ(write(to_child[1], &ok, 1), 1);
 	int err = -1;
@@ -464,13 +471,7 @@ TEST(Limits, UidsOfANamespaceRootMadeAreUsersOfTheirOwn)
 	ASSERT_EQ(read(to_parent[0], &ok, 1), 1);
 	ASSERT_EQ(ok, 'y') << "root could not make a user namespace";
 	const std::string proc = "/proc/" + std::to_string(pid);
-	const auto map = [&](const std::string &file, const std::string &text) {
-		FILE *f = fopen((proc + "/" + file).c_str(), "w");
-		bool done = f && fputs(text.c_str(), f) >= 0;
-		return (f && fclose(f) == 0) && done;
-	};
-	ASSERT_TRUE(map("uid_map", "0 300000 100\n"));
-	ASSERT_TRUE(map("gid_map", "0 300000 100\n"));
+	ASSERT_TRUE(map_ids(pid, "0 300000 100\n"));
 	ok = 'y';
 	ASSERT_EQ(write(to_child[1], &ok, 1), 1);
 	int err = -1;
