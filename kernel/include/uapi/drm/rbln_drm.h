@@ -468,8 +468,11 @@ struct drm_rbln_job_time {
 
 /*
  * DRM_IOCTL_RBLN_JOB_TIMES (since interface version 14): takes the oldest
- * records of this file's ended SUBMIT_TIMES jobs, in the order they ended,
- * out of its ring.  Only the file's own jobs are there, so no privilege is
+ * records of this file's ended SUBMIT_TIMES jobs out of its ring, in the
+ * order they were recorded: about the order they ended, not exactly (a
+ * scheduled job is recorded after its end, a job run inside SUBMIT at once),
+ * so sort by .end_ns where order matters.  Only the file's own jobs are
+ * there, so no privilege is
  * needed.  A job's record is there once WAIT returned for it (or once it
  * ended inside SUBMIT).  Fills up to .count entries of .entry_size bytes (>=
  * sizeof(struct drm_rbln_job_time), at most 4096; a larger element's tail is
