@@ -325,6 +325,30 @@ TEST(Profiler, TheExampleWithRblnProfilerGivesTheWholeAndTheRunFile)
 	fs::remove_all(dir);
 }
 
+// The seed's `with profile(output_dir=...)`: a region (rbln::profile::Session)
+// that ends before the process does.  Its file is written then, the whole
+// trace at exit by the recorder's destructor, after the statics made since
+// the library loaded (the writer's among them) are gone: it must not use
+// them.  Many jobs, so that a freed one's memory is in use again by then.
+TEST(Profiler, ARegionEndedBeforeExitAndTheWholeTraceAtExit)
+{
+	const fs::path dir = scratch("region");
+	std::string out;
+	const size_t workloads = 50;
+	const int status = run_captured({RBLN_TEST_EXAMPLE, "--npu", "1", "--workloads",
+					 std::to_string(workloads), "--profile-dir", dir.string()}, out);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+	EXPECT_EQ(out.find("RBLN_PROFILER"), std::string::npos) << "no warning: " << out;
+	const auto names = files_in(dir);
+	ASSERT_EQ(names.size(), 2u) << fmt::format("{}", fmt::join(names, " "));
+	EXPECT_NE(out.find("profiled region written to " + (dir / names[1]).string()), std::string::npos) << out;
+	const Summary all(decode(dir / names[0])), run0(decode(dir / names[1]));
+	check_example_trace(all, 2 * workloads);
+	check_example_trace(run0, 2 * workloads);
+	EXPECT_EQ(job_slices(all), job_slices(run0)) << "the region was the whole process";
+	fs::remove_all(dir);
+}
+
 TEST(Profiler, AnUnprivilegedMemberOfGroupRblnProfilesToo)
 {
 	const fs::path dir = scratch("nobody");

@@ -8,6 +8,7 @@
 // arrow of the trace is a real dependency.  Run it with RBLN_PROFILER=1.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,10 +74,15 @@ int main(int argc, char **argv)
 	CLI::App app{"The seed's Rebel100 pattern (weights split over chiplets 1-3, gather on "
 		     "chiplet 0, out by External HDMA) for the profiler: run with RBLN_PROFILER=1"};
 	unsigned npu = 1, workloads = 3, repeat = 1, pause_ms = 0;
+	std::string profile_dir;
 	app.add_option("--npu", npu, "the Rebel100's NPU index")->capture_default_str();
 	app.add_option("--workloads", workloads, "workloads per instance")->capture_default_str()->check(CLI::Range(1, 1000));
 	app.add_option("--repeat", repeat, "runs of the model (sequence index)")->capture_default_str()->check(CLI::Range(1, 100000));
 	app.add_option("--pause-ms", pause_ms, "pause between workloads, so monitors see the process")->capture_default_str();
+	app.add_option("--profile-dir", profile_dir,
+		       "profile the workloads as one region (the seed's `with profile(output_dir=DIR)`): "
+		       "its file DIR/rbln_{date}_{time}_N.pb when they are done, the whole trace at exit")
+		->type_name("DIR");
 	CLI11_PARSE(app, argc, argv);
 	try {
 		rbln::Device dev = rbln::Device::open(npu);
@@ -93,6 +99,9 @@ int main(int argc, char **argv)
 		for (unsigned c = 0; c < 4; c++)
 			chiplets.push_back({dev.allocate(std::size(kWeights) * kShare, rbln::Placement::on_chiplet(c)),
 					    dev.allocate(8 * kShare, rbln::Placement::on_chiplet(c))});
+		std::optional<rbln::profile::Session> region;
+		if (!profile_dir.empty())
+			region.emplace(profile_dir);
 		for (unsigned seq = 0; seq < repeat; seq++)
 			for (unsigned wl = 0; wl < workloads; wl++) {
 				for (unsigned inst = 0; inst < 2; inst++)
@@ -102,6 +111,8 @@ int main(int argc, char **argv)
 			}
 		std::printf("rbln-example-rebel100: %u run(s) of %u workloads x 2 instances on rbln%u\n", repeat,
 			    workloads, npu);
+		if (region)
+			std::printf("rbln-example-rebel100: profiled region written to %s\n", region->end().c_str());
 		return 0;
 	} catch (const rbln::Error &e) {
 		std::fprintf(stderr, "rbln-example-rebel100: %s\n", e.what());
