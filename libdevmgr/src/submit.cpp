@@ -222,7 +222,7 @@ public:
 			try {
 				profile::detail::job_submitted(*job_->dev, job_->profile_id, done.seqno,
 							       unsigned(engine_), chiplet_, label_, bytes_,
-							       profile_after_, submit_ns_);
+							       profile_after_.span(), submit_ns_);
 			} catch (...) {
 				// The job went in; a profiler out of memory must not lose it.
 			}
@@ -242,7 +242,7 @@ private:
 	std::shared_ptr<detail::JobState> job_;
 	// The profiler's view (profiling on only): what it waited for, its size,
 	// and when it was handed over (the driver's own time replaces it).
-	std::vector<uint64_t> profile_after_;
+	detail::SmallVector<uint64_t, 4> profile_after_;
 	uint64_t bytes_ = 0;
 	uint64_t submit_ns_ = profile::detail::active() ? profile::detail::monotonic_ns() : 0;
 };

@@ -1,21 +1,26 @@
 // The in-process profiler.  Off, it costs one relaxed load per submit.  On,
 // each job gets an id and a description at submit; SUBMIT asks the driver
 // for its device times (DRM_RBLN_SUBMIT_TIMES, interface 14), which are
-// taken from the driver after waits, when a device closes and when a file is
-// written.  A Session is one run: jobs submitted while it is open are its
+// taken from the driver now and then, when a device closes and when a file
+// is written.  A Session is one run: jobs submitted while it is open are its
 // own, written to rbln_{date}_{time}_N.pb when it ends; the whole recording
 // goes to rbln_{date}_{time}.pb at exit (or when the library is unloaded).
+//
+// Recording a job is on the submit path, so it is kept to appending one
+// fixed-size record (its label and dependencies to two shared arrays): no
+// allocation of its own, no lookup, no system call.  The records become a
+// Trace only when a file is written.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "../device_state.h"
@@ -45,11 +50,45 @@ static uint64_t realtime_ns()
 
 namespace {
 
+// A driver's ring holds DRM_RBLN_JOB_TIMES_RING records: a device's times
+// are taken once this many of its jobs wait for them, well before it fills.
+constexpr size_t kDrainEvery = 1024;
+// Counters (a few ioctls) are read at most this often, at a submit.
+constexpr uint64_t kSampleEveryNs = 10'000'000;
+
+// One job as its submit recorded it; a TraceJob once a file is written.
+struct JobRecord {
+	uint64_t id;
+	uint64_t seqno;
+	uint64_t bytes;
+	uint64_t submit_ns, start_ns = 0, end_ns = 0;
+	size_t label_at;		// in Recorder::labels
+	size_t after_at;		// in Recorder::afters
+	uint32_t label_size;
+	uint32_t after_count;
+	uint32_t pid;
+	int32_t status = 0;
+	uint32_t device;		// its TraceDevice::index
+	uint8_t engine, chiplet;
+	bool device_times = false;	// the driver's record of it came
+	bool timed_out = false;
+	bool old_driver = false;	// no device times to come (interface < 14)
+};
+
+// A device this process recorded jobs of, while it is open.
+struct DeviceLog {
+	rbln::detail::DeviceState *dev;
+	std::vector<std::pair<uint64_t, size_t>> waiting;	// (seqno, record) without times yet
+	size_t drain_at = kDrainEvery;	// waiting.size() that has the times taken
+	uint64_t last_sample_ns = 0;
+};
+
 struct Run {
 	unsigned number;
 	std::string dir;
-	bool open = true;
-	uint64_t begin_ns = 0, end_ns = 0;
+	size_t first_job;		// its jobs: records [first_job, end_job)
+	size_t end_job = SIZE_MAX;	// SIZE_MAX: still open
+	bool open() const { return end_job == SIZE_MAX; }
 };
 
 struct Recorder {
@@ -60,15 +99,18 @@ struct Recorder {
 	std::string dir;		// RBLN_PROFILER_DIR, else "."
 	bool dir_from_env = false;
 	std::string stem;		// rbln_{date}_{time}, fixed at the first use
-	Trace trace;
-	std::vector<std::vector<unsigned>> job_runs;	// per job: the runs open at its submit
-	std::map<std::pair<const void *, uint64_t>, size_t> waiting;	// (device, seqno) -> job
-	std::set<rbln::detail::DeviceState *> devices;	// with jobs waiting for their times
-	std::map<unsigned, uint64_t> last_sample_ns;	// device -> when its counters were read
+	Trace trace;			// devices, counters and workloads; the jobs are below
+	std::vector<JobRecord> jobs;
+	std::string labels;		// every job's label, one after another
+	std::vector<uint64_t> afters;	// every job's dependencies (their ids)
+	std::vector<DeviceLog> logs;
+	size_t last_log = 0;		// the log of the last job's device, most likely the next's
 	std::vector<Run> runs;
+	unsigned open_runs = 0;
 	std::atomic<uint64_t> next_id{1};
 	bool old_driver_warned = false;
 	std::string command;
+	uint32_t pid = uint32_t(getpid());	// anew in a forked child
 
 	Recorder()
 	{
@@ -88,9 +130,10 @@ struct Recorder {
 		}
 		std::ifstream comm("/proc/self/comm");
 		std::getline(comm, command);
+		pthread_atfork(nullptr, nullptr, [] { recorder_pid_changed(); });
 		if (env_on) {
 			start_locked();
-			runs.push_back({0, dir, true, monotonic_ns()});
+			open_run_locked(dir);
 			g_active = true;
 		}
 	}
@@ -99,10 +142,9 @@ struct Recorder {
 		// Exit or unload: the open runs end, and the whole trace is written.
 		try {
 			std::lock_guard lock(mu);
-			for (auto *dev : std::set(devices))
-				drain_locked(*dev);
+			drain_all_locked();
 			for (Run &r : runs)
-				if (r.open)
+				if (r.open())
 					write_run_locked(r);
 			write_whole_locked();
 		} catch (const std::exception &e) {
@@ -111,6 +153,8 @@ struct Recorder {
 		g_active = false;
 		g_gone = true;
 	}
+
+	static void recorder_pid_changed();
 
 	void start_locked()
 	{
@@ -121,12 +165,37 @@ struct Recorder {
 		stem = file_stem(trace.realtime_ns);
 	}
 
-	void sample_locked(rbln::detail::DeviceState &dev, uint64_t now)
+	unsigned open_run_locked(const std::string &run_dir)
 	{
-		uint64_t &last = last_sample_ns[dev.info.index];
-		if (now - last < 10'000'000)	// at most every 10 ms: a few ioctls each
+		const unsigned number = unsigned(runs.size());
+		runs.push_back({number, run_dir, jobs.size()});
+		open_runs++;
+		update_active_locked();
+		return number;
+	}
+
+	DeviceLog &log_locked(rbln::detail::DeviceState &dev)
+	{
+		if (last_log < logs.size() && logs[last_log].dev == &dev)
+			return logs[last_log];
+		auto it = std::ranges::find(logs, &dev, &DeviceLog::dev);
+		if (it == logs.end()) {
+			if (!std::ranges::count(trace.devices, dev.info.index, &TraceDevice::index))
+				trace.devices.push_back({dev.info.index,
+							 fmt::format("rbln{} {}", dev.info.index, dev.info.name),
+							 std::max(1u, dev.info.chiplet_count)});
+			it = logs.insert(logs.end(), DeviceLog{&dev, {}});
+		}
+		last_log = size_t(it - logs.begin());
+		return *it;
+	}
+
+	void sample_locked(DeviceLog &log, uint64_t now)
+	{
+		if (now - log.last_sample_ns < kSampleEveryNs)
 			return;
-		last = now;
+		log.last_sample_ns = now;
+		rbln::detail::DeviceState &dev = *log.dev;
 		for (unsigned c = 0; c < dev.info.chiplet_count; c++) {
 			drm_rbln_get_param p{};
 			p.param = DRM_RBLN_PARAM_MEMORY_USED;
@@ -140,12 +209,18 @@ struct Recorder {
 			trace.utilization.push_back({dev.info.index, std::nullopt, now, double(s.utilization)});
 	}
 
-	void drain_locked(rbln::detail::DeviceState &dev)
+	// The driver's records of @log's ended jobs, each given to its job.
+	void drain_locked(DeviceLog &log)
 	{
-		if (dev.uapi_version < 14)
-			return;
-		std::vector<drm_rbln_job_time> recs(256);
-		for (;;) {
+		rbln::detail::DeviceState &dev = *log.dev;
+		// By seqno, to find a record's job; a job submitted by another thread
+		// may have been recorded before one with a lower seqno.
+		if (!std::ranges::is_sorted(log.waiting))
+			std::ranges::sort(log.waiting);
+		std::vector<drm_rbln_job_time> recs(log.waiting.empty() ? 0 : 256);
+		bool matched = false;
+		size_t next = 0;	// records come about in submit order: the next one's job, likely
+		while (!recs.empty()) {
 			drm_rbln_job_times args{};
 			args.entries = reinterpret_cast<uintptr_t>(recs.data());
 			args.count = uint32_t(recs.size());
@@ -161,25 +236,68 @@ struct Recorder {
 							       dev.name(), args.lost, DRM_RBLN_JOB_TIMES_RING));
 			for (uint32_t i = 0; i < args.count; i++) {
 				const drm_rbln_job_time &r = recs[i];
-				auto it = waiting.find({&dev, r.seqno});
-				if (it == waiting.end())
-					continue;
-				TraceJob &j = trace.jobs[it->second];
+				auto it = log.waiting.begin() + ptrdiff_t(next);
+				if (next >= log.waiting.size() || it->first != r.seqno)
+					it = std::ranges::lower_bound(log.waiting, uint64_t(r.seqno), {},
+								      &std::pair<uint64_t, size_t>::first);
+				if (it == log.waiting.end() || it->first != r.seqno || it->second == SIZE_MAX)
+					continue;	// not recorded (no run was open any more)
+				next = size_t(it - log.waiting.begin()) + 1;
+				JobRecord &j = jobs[it->second];
 				j.submit_ns = r.submit_ns;
 				j.start_ns = r.start_ns;
 				j.end_ns = r.end_ns;
 				j.status = r.status;
 				j.timed_out = r.flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
 				j.device_times = true;
-				waiting.erase(it);
+				it->second = SIZE_MAX;
+				matched = true;
 			}
 			if (!args.pending || !args.count)
 				break;
 		}
-		sample_locked(dev, monotonic_ns());
-		bool any = std::ranges::any_of(waiting, [&](const auto &w) { return w.first.first == &dev; });
-		if (!any)
-			devices.erase(&dev);
+		if (matched)
+			std::erase_if(log.waiting, [](const auto &w) { return w.second == SIZE_MAX; });
+		// Jobs still running (at most the driver's DRM_RBLN_MAX_INFLIGHT) wait for the next time.
+		log.drain_at = log.waiting.size() + kDrainEvery;
+		sample_locked(log, monotonic_ns());
+	}
+
+	void drain_all_locked()
+	{
+		for (DeviceLog &log : logs)
+			drain_locked(log);
+	}
+
+	// A record as the trace's job.
+	TraceJob trace_job(const JobRecord &r) const
+	{
+		TraceJob j;
+		j.id = r.id;
+		j.device = r.device;
+		j.chiplet = r.chiplet;
+		j.engine = r.engine;
+		j.label.assign(labels, r.label_at, r.label_size);
+		j.bytes = r.bytes;
+		j.pid = r.pid;
+		j.command = command;
+		j.seqno = r.seqno;
+		j.submit_ns = r.submit_ns;
+		j.after.assign(afters.begin() + ptrdiff_t(r.after_at),
+			       afters.begin() + ptrdiff_t(r.after_at + r.after_count));
+		if (r.device_times) {
+			j.start_ns = r.start_ns;
+			j.end_ns = r.end_ns;
+			j.status = r.status;
+			j.timed_out = r.timed_out;
+		} else {
+			// No device times: an old driver's (shown at its submit, and
+			// saying so), or still running when the file was written.
+			j.device_times = false;
+			j.start_ns = j.end_ns = r.submit_ns;
+			j.status = r.old_driver ? 0 : -EINPROGRESS;
+		}
+		return j;
 	}
 
 	// The jobs of @run (all: nullopt) as a trace of their own.
@@ -190,18 +308,12 @@ struct Recorder {
 		t.monotonic_ns = trace.monotonic_ns;
 		t.devices = trace.devices;
 		t.workloads = trace.workloads;
+		const size_t first = run ? runs[*run].first_job : 0;
+		const size_t end = run ? std::min(runs[*run].end_job, jobs.size()) : jobs.size();
 		std::set<uint64_t> ids;
 		uint64_t lo = ~0ull, hi = 0;
-		for (size_t i = 0; i < trace.jobs.size(); i++) {
-			if (run && !std::ranges::count(job_runs[i], *run))
-				continue;
-			TraceJob j = trace.jobs[i];
-			if (!j.end_ns) {
-				// Still running when the file was written: no times of its own.
-				j.device_times = false;
-				j.start_ns = j.end_ns = j.submit_ns;
-				j.status = -EINPROGRESS;
-			}
+		for (size_t i = first; i < end; i++) {
+			TraceJob j = trace_job(jobs[i]);
 			ids.insert(j.id);
 			lo = std::min(lo, j.submit_ns);
 			hi = std::max(hi, j.end_ns);
@@ -227,12 +339,16 @@ struct Recorder {
 
 	std::string write_run_locked(Run &r)
 	{
-		for (auto *dev : std::set(devices))
-			drain_locked(*dev);
-		r.open = false;
-		r.end_ns = monotonic_ns();
+		drain_all_locked();
+		r.end_job = jobs.size();
+		open_runs--;
 		update_active_locked();
 		return write_locked(fmt::format("{}/{}_{}.pb", r.dir, stem, r.number), r.number);
+	}
+
+	bool all_ended_locked() const
+	{
+		return std::ranges::all_of(logs, [](const DeviceLog &l) { return l.waiting.empty(); });
 	}
 
 	std::string write_whole_locked()
@@ -241,17 +357,17 @@ struct Recorder {
 			return {};
 		std::string path = fmt::format("{}/{}.pb", dir, stem);
 		// Nothing new since flush() wrote it: exit leaves that file alone.
-		if (whole_written_jobs && whole_written_jobs == trace.jobs.size() && waiting.empty())
+		if (whole_written_jobs && whole_written_jobs == jobs.size() && all_ended_locked())
 			return path;
 		path = write_locked(path, std::nullopt);
-		whole_written_jobs = waiting.empty() ? trace.jobs.size() : 0;
+		whole_written_jobs = all_ended_locked() ? jobs.size() : 0;
 		return path;
 	}
 	size_t whole_written_jobs = 0;	// jobs in the whole file last written, all ended
 
 	void update_active_locked()
 	{
-		g_active = env_on || env_bad || std::ranges::any_of(runs, &Run::open);
+		g_active = env_on || env_bad || open_runs;
 	}
 };
 
@@ -261,6 +377,12 @@ Recorder &recorder()
 {
 	static Recorder r;
 	return r;
+}
+
+// getpid() is a system call: asked once, and again in a forked child.
+void Recorder::recorder_pid_changed()
+{
+	recorder().pid = uint32_t(getpid());
 }
 
 [[maybe_unused]] const bool g_loaded = (recorder(), true);
@@ -283,38 +405,36 @@ uint64_t next_job_id()
 
 void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
 		   unsigned chiplet, std::string_view label, uint64_t bytes,
-		   const std::vector<uint64_t> &after, uint64_t submit_ns)
+		   std::span<const uint64_t> after, uint64_t submit_ns)
 {
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
-	std::vector<unsigned> open;
-	for (const Run &run : r.runs)
-		if (run.open)
-			open.push_back(run.number);
-	if (open.empty() && !r.env_on)
+	if (!r.open_runs)
 		return;		// the last session ended meanwhile
-	if (!std::ranges::count(r.trace.devices, dev.info.index, &TraceDevice::index))
-		r.trace.devices.push_back({dev.info.index, fmt::format("rbln{} {}", dev.info.index, dev.info.name),
-					   std::max(1u, dev.info.chiplet_count)});
-	TraceJob j;
+	DeviceLog &log = r.log_locked(dev);
+	JobRecord &j = r.jobs.emplace_back();
 	j.id = id;
-	j.device = dev.info.index;
-	j.chiplet = chiplet;
-	j.engine = engine;
-	j.label = label;
-	j.bytes = bytes;
-	j.pid = uint32_t(getpid());
-	j.command = r.command;
 	j.seqno = seqno;
+	j.bytes = bytes;
 	j.submit_ns = submit_ns;
-	j.after = after;
+	j.label_at = r.labels.size();
+	j.label_size = uint32_t(label.size());
+	r.labels.append(label);
+	j.after_at = r.afters.size();
+	j.after_count = uint32_t(after.size());
+	r.afters.insert(r.afters.end(), after.begin(), after.end());
+	j.pid = r.pid;
+	j.device = dev.info.index;
+	j.engine = uint8_t(engine);
+	j.chiplet = uint8_t(chiplet);
 	if (dev.uapi_version >= 14) {
-		r.waiting[{&dev, seqno}] = r.trace.jobs.size();
-		r.devices.insert(&dev);
+		log.waiting.emplace_back(seqno, r.jobs.size() - 1);
+		if (log.waiting.size() >= log.drain_at) {
+			r.drain_locked(log);
+			return;
+		}
 	} else {
-		// No device times: the job is shown at its submit, and says so.
-		j.device_times = false;
-		j.start_ns = j.end_ns = submit_ns;
+		j.old_driver = true;
 		if (!r.old_driver_warned) {
 			r.old_driver_warned = true;
 			rbln::detail::warn(fmt::format("RBLN_PROFILER: rbln.ko {} implements interface {}; "
@@ -323,14 +443,7 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 						       dev.uapi_version));
 		}
 	}
-	r.trace.jobs.push_back(std::move(j));
-	r.job_runs.push_back(std::move(open));
-	// Every 1024 jobs the driver's ring (4096) is emptied; nothing is asked
-	// at waits, so that profiling costs the waits nothing.
-	if (r.trace.jobs.size() % 1024 == 0)
-		r.drain_locked(dev);
-	else
-		r.sample_locked(dev, submit_ns);
+	r.sample_locked(log, submit_ns);
 }
 
 void device_closing(rbln::detail::DeviceState &dev)
@@ -339,10 +452,13 @@ void device_closing(rbln::detail::DeviceState &dev)
 		return;
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
-	if (r.devices.contains(&dev))
-		r.drain_locked(dev);
-	std::erase_if(r.waiting, [&](const auto &w) { return w.first.first == &dev; });
-	r.devices.erase(&dev);
+	auto it = std::ranges::find(r.logs, &dev, &DeviceLog::dev);
+	if (it == r.logs.end())
+		return;
+	// Its jobs still running stay without device times.
+	r.drain_locked(*it);
+	r.logs.erase(it);
+	r.last_log = 0;
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail
@@ -362,12 +478,10 @@ Session::Session(std::string output_dir)
 	auto &r = recorder();
 	std::lock_guard lock(r.mu);
 	r.start_locked();
-	run_ = unsigned(r.runs.size());
 	// The whole trace goes where the first run's file goes, unless RBLN_PROFILER_DIR says.
 	if (!output_dir.empty() && r.runs.empty() && !r.dir_from_env)
 		r.dir = output_dir;
-	r.runs.push_back({run_, output_dir.empty() ? r.dir : output_dir, true, detail::monotonic_ns()});
-	r.update_active_locked();
+	run_ = r.open_run_locked(output_dir.empty() ? r.dir : output_dir);
 }
 
 std::string Session::end()
@@ -400,11 +514,9 @@ std::string flush()
 {
 	auto &r = recorder();
 	std::lock_guard lock(r.mu);
-	for (auto *dev : std::set(r.devices))
-		r.drain_locked(*dev);
+	r.drain_all_locked();
 	return r.write_whole_locked();
 }
-
 std::string file_stem(uint64_t realtime)
 {
 	const time_t secs = time_t(realtime / 1'000'000'000ull);

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string_view>
-#include <vector>
 
 RBLN_CXX_ABI_BEGIN namespace detail {
 struct DeviceState;
@@ -26,11 +26,12 @@ void check_environment();
 // A job id for a job about to be submitted (never 0).
 uint64_t next_job_id();
 // SUBMIT took job @id: its description, for the trace.  Its times come from
-// the driver later: every 1024 jobs, when its device closes, and when a file
-// is written.
+// the driver later: after about every 1024 jobs of its device, when its
+// device closes, and when a file is written.  Allocates nothing of its own
+// (the recorder's arrays grow now and then).
 void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
 		   unsigned chiplet, std::string_view label, uint64_t bytes,
-		   const std::vector<uint64_t> &after, uint64_t submit_ns);
+		   std::span<const uint64_t> after, uint64_t submit_ns);
 // @dev closes: what the driver still holds for it is taken first.
 void device_closing(rbln::detail::DeviceState &dev);
 
