@@ -127,7 +127,9 @@ Layout layout(const Trace &trace)
 	std::set<std::tuple<unsigned, unsigned, unsigned, unsigned>> marked;
 	for (const TraceWorkload &w : trace.workloads)
 		marked.insert({w.device, w.instance, w.sequence, w.workload});
-	static const std::regex prefix(R"(^i(\d+)_(\d+)_W(\d+)(_|$))");
+	// Not static: the exit's write (the recorder's destructor) may come after
+	// a function's statics made since the library loaded are destroyed.
+	const std::regex prefix(R"(^i(\d+)_(\d+)_W(\d+)(_|$))");
 	std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, std::pair<uint64_t, uint64_t>> spans;
 	for (const TraceJob &j : trace.jobs) {
 		std::smatch m;
