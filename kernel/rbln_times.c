@@ -12,9 +12,11 @@
  * the first such job, so files that never ask pay nothing.
  *
  * Writers only append (a full ring drops the new record and counts it);
- * only JOB_TIMES takes records out, one reader at a time, copying a few
- * records out of the spinlock before it lets them go, so user memory is
- * never touched under a lock that a job's end takes.
+ * only JOB_TIMES takes records out, one reader at a time.  The records it
+ * found there stay where they are until it lets them go, so it copies them
+ * to user space straight from the ring, in one piece (two where the ring
+ * wraps), without the spinlock: user memory is never touched under a lock
+ * that a job's end takes.
  */
 #include <linux/dma-fence.h>
 #include <linux/minmax.h>
@@ -31,7 +33,6 @@
 #include "rbln_times.h"
 
 #define RBLN_TIMES_ENTRY_MAX	4096
-#define RBLN_TIMES_CHUNK	8	/* records copied out per lock round */
 
 struct rbln_times {
 	spinlock_t lock;		/* head, count, lost */
@@ -121,56 +122,68 @@ void rbln_times_record(struct rbln_job *job)
 	spin_unlock(&times->lock);
 }
 
+/*
+ * @n records from @src to the user's elements @first on, @entry_size bytes
+ * each (a longer element's tail zeroed); *@done: how many arrived whole.
+ */
+static int rbln_times_copy_out(char __user *uptr, u32 entry_size, u32 first,
+			       const struct drm_rbln_job_time *src, u32 n, u32 *done)
+{
+	const size_t size = sizeof(*src);
+	char __user *dst = uptr + (size_t)first * entry_size;
+	unsigned long left;
+	u32 i;
+
+	if (entry_size == size) {
+		left = copy_to_user(dst, src, n * size);
+		*done = n - DIV_ROUND_UP(left, size);
+		return left ? -EFAULT : 0;
+	}
+	for (i = 0; i < n; i++, dst += entry_size)
+		if (copy_to_user(dst, &src[i], size) || clear_user(dst + size, entry_size - size))
+			break;
+	*done = i;
+	return i < n ? -EFAULT : 0;
+}
+
 int rbln_ioctl_job_times(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct rbln_client *client = file->driver_priv;
 	struct drm_rbln_job_times *args = data;
 	struct rbln_times *times = smp_load_acquire(&client->times);
 	char __user *uptr = u64_to_user_ptr(args->entries);
-	struct drm_rbln_job_time chunk[RBLN_TIMES_CHUNK];
-	u32 room = args->count, written = 0, tail;
+	u32 head, avail, written = 0, done;
 	int ret = 0;
 
-	if (args->flags || args->reserved || args->entry_size < sizeof(chunk[0]) ||
+	if (args->flags || args->reserved || args->entry_size < sizeof(struct drm_rbln_job_time) ||
 	    args->entry_size > RBLN_TIMES_ENTRY_MAX)
 		return -EINVAL;
+	avail = args->count;
 	args->count = 0;
 	args->lost = 0;
 	args->pending = 0;
 	if (!times)
 		return 0;		/* no SUBMIT_TIMES job yet */
-	tail = args->entry_size - sizeof(chunk[0]);
 
 	mutex_lock(&times->reader);
-	while (written < room) {
-		u32 n, i;
+	spin_lock(&times->lock);
+	head = times->head;
+	avail = min(avail, times->count);
+	spin_unlock(&times->lock);
+	/* [head, head + avail) is ours until head moves: writers only append after it. */
+	while (written < avail) {
+		u32 at = (head + written) % DRM_RBLN_JOB_TIMES_RING;
+		u32 n = min(avail - written, DRM_RBLN_JOB_TIMES_RING - at);
 
-		spin_lock(&times->lock);
-		n = min3(room - written, times->count, (u32)RBLN_TIMES_CHUNK);
-		for (i = 0; i < n; i++)
-			chunk[i] = times->ring[(times->head + i) % DRM_RBLN_JOB_TIMES_RING];
-		spin_unlock(&times->lock);
-		if (!n)
-			break;
-		for (i = 0; i < n; i++) {
-			char __user *slot = uptr + (size_t)(written + i) * args->entry_size;
-
-			if (copy_to_user(slot, &chunk[i], sizeof(chunk[i])) ||
-			    clear_user(slot + sizeof(chunk[i]), tail)) {
-				ret = -EFAULT;
-				break;
-			}
-		}
-		/* Only what reached user space leaves the ring. */
-		spin_lock(&times->lock);
-		times->head = (times->head + i) % DRM_RBLN_JOB_TIMES_RING;
-		times->count -= i;
-		spin_unlock(&times->lock);
-		written += i;
+		ret = rbln_times_copy_out(uptr, args->entry_size, written, &times->ring[at], n, &done);
+		written += done;
 		if (ret)
 			break;
 	}
+	/* Only what reached user space leaves the ring. */
 	spin_lock(&times->lock);
+	times->head = (times->head + written) % DRM_RBLN_JOB_TIMES_RING;
+	times->count -= written;
 	args->lost = times->lost;
 	times->lost = 0;
 	args->pending = times->count;

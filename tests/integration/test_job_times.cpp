@@ -300,3 +300,64 @@ TEST_F(JobTimes, AFullRingCountsWhatItDropped)
 	ASSERT_EQ(job_times(fd, got, 4, &args), 0);
 	EXPECT_EQ(args.lost, 0u) << "counted once";
 }
+
+// JOB_TIMES copies a run of records straight out of the ring: one that goes
+// past the ring's end comes back whole and in order, in elements of either size.
+TEST_F(JobTimes, RecordsAcrossTheRingsEndComeInOrder)
+{
+	const int fd = fd_.get();
+	const uint32_t a = bo(8192, 0, 2), b = bo(8192, 0, 2);
+	uint64_t last = 0;
+	auto submit = [&](unsigned n) {
+		for (unsigned i = 0; i < n; i++) {
+			ASSERT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_NEURAL_DMA, 2, {a, b, 0, 0, 64},
+					       DRM_RBLN_SUBMIT_TIMES, &last), 0);
+			if (i % 128 == 127 || i == n - 1) {
+				ASSERT_EQ(wait_job(fd, last), 0);	// one engine, in order: all before it too
+			}
+		}
+	};
+	std::vector<drm_rbln_job_time> got;
+	drm_rbln_job_times args{};
+	// Up to 50 records before the ring's end: all read, so the next go there.
+	auto fill_to = [&](unsigned before_end, unsigned consumed) {
+		submit(DRM_RBLN_JOB_TIMES_RING - before_end - consumed);
+		ASSERT_EQ(job_times(fd, got, DRM_RBLN_JOB_TIMES_RING, &args), 0);
+		EXPECT_EQ(got.size(), size_t{DRM_RBLN_JOB_TIMES_RING - before_end - consumed});
+		EXPECT_EQ(args.pending, 0u);
+	};
+
+	fill_to(50, 0);
+	submit(150);		// 50 up to the ring's end, 100 from its start
+	ASSERT_EQ(job_times(fd, got, 120, &args), 0);
+	ASSERT_EQ(got.size(), 120u) << "50 before the end, 70 after";
+	EXPECT_EQ(args.pending, 30u);
+	for (size_t i = 0; i < got.size(); i++)
+		EXPECT_EQ(got[i].seqno, last - 149 + i) << i;
+	ASSERT_EQ(job_times(fd, got, 64, &args), 0);
+	ASSERT_EQ(got.size(), 30u);
+	EXPECT_EQ(got.back().seqno, last);
+
+	// Again, into elements 8 bytes longer (a newer caller's): each tail zeroed.
+	fill_to(50, 100);
+	submit(150);
+	struct Longer {
+		drm_rbln_job_time t;
+		uint64_t more;
+	};
+	std::vector<Longer> big(200, Longer{{}, ~0ull});
+	drm_rbln_job_times req{};
+	req.entries = reinterpret_cast<uintptr_t>(big.data());
+	req.count = 200;
+	req.entry_size = sizeof(Longer);
+	ASSERT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_JOB_TIMES, &req), 0);
+	ASSERT_EQ(req.count, 150u);
+	EXPECT_EQ(req.pending, 0u);
+	EXPECT_EQ(req.lost, 0u);
+	for (uint32_t i = 0; i < req.count; i++) {
+		EXPECT_EQ(big[i].t.seqno, last - 149 + i) << i;
+		EXPECT_EQ(big[i].more, 0u) << i;
+		EXPECT_LE(big[i].t.submit_ns, big[i].t.start_ns);
+	}
+	EXPECT_EQ(big[150].more, ~0ull) << "beyond .count nothing is written";
+}
