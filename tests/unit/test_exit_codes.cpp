@@ -124,6 +124,7 @@ TEST(ExitCodes, TheTableListsEachCodeOnceInOrder)
 	std::string help = rbln::exit_codes_help();
 	EXPECT_NE(help.find("  3  rbln driver not loaded\n"), std::string::npos) << help;
 	EXPECT_NE(help.find("  7  "), std::string::npos) << help;
+	EXPECT_NE(help.find("  8  incomplete result"), std::string::npos) << help;
 }
 
 TEST(Statuses, NewStatusesHaveTheirOwnText)

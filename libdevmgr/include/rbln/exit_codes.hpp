@@ -21,6 +21,7 @@ enum class ExitCode : int {
 	not_found = 5,		// no such NPU, no NPU at all, or it was removed
 	in_use = 6,		// held by another process
 	not_supported = 7,	// the driver or kernel lacks the feature, or the ABI differs
+	incomplete = 8,		// the result was written but misses data that was lost (the message says what)
 };
 
 struct ExitCodeRow {
@@ -37,6 +38,7 @@ inline constexpr ExitCodeRow exit_code_table[] = {
 	{ExitCode::not_found, "NPU not found, no NPU, or NPU removed"},
 	{ExitCode::in_use, "NPU in use by another process"},
 	{ExitCode::not_supported, "not supported by the driver or kernel, or ABI mismatch"},
+	{ExitCode::incomplete, "incomplete result: written, but data was lost (the message says what)"},
 };
 
 constexpr ExitCode exit_code(Errc code) noexcept
@@ -77,7 +79,7 @@ inline ExitCode exit_code(const std::exception &e) noexcept
 	return ExitCode::error;
 }
 
-// "Exit codes: 0 success, 1 error ..., 7 ...", for --help.
+// "Exit codes: 0 success, 1 error ..., 8 ...", for --help.
 inline std::string exit_codes_help()
 {
 	std::string text = "Exit codes:\n";
