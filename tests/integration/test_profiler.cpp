@@ -5,7 +5,8 @@
 // once, engine tracks without overlaps, a flow for every dependency,
 // counters; a hung engine's timeout shows as a failed slice; a killed
 // process leaves no file under a final name.  rbln-smi trace record around
-// the same example: the same jobs and layout, system-wide from the tracepoints.  Linked with the static
+// the same example: the same jobs and layout, system-wide from the tracepoints;
+// a ring that lost events said so.  Linked with the static
 // libdevmgr: the profiler and the generated messages are this process's own.
 #include <algorithm>
 #include <csignal>
@@ -307,6 +308,23 @@ int run_captured(const std::vector<std::string> &args, std::string &output,
 	return status;
 }
 
+// What a recording's ftrace rings lost, from its FtraceStats packets (the
+// end's counts less the start's); nullopt without both.
+std::optional<uint64_t> lost_in(const pb::Trace &t)
+{
+	std::map<int, std::map<uint64_t, uint64_t>> at;	// phase -> cpu -> lost so far
+	for (const auto &p : t.packet())
+		if (p.has_ftrace_stats())
+			for (const auto &c : p.ftrace_stats().cpu_stats())
+				at[p.ftrace_stats().phase()][c.cpu()] = c.overrun() + c.commit_overrun() + c.dropped_events();
+	if (!at.contains(pb::FtraceStats::START_OF_TRACE) || !at.contains(pb::FtraceStats::END_OF_TRACE))
+		return std::nullopt;
+	uint64_t lost = 0;
+	for (const auto &[cpu, n] : at[pb::FtraceStats::END_OF_TRACE])
+		lost += n - std::min(n, at[pb::FtraceStats::START_OF_TRACE][cpu]);
+	return lost;
+}
+
 } // namespace
 
 TEST(Profiler, TheExampleWithRblnProfilerGivesTheWholeAndTheRunFile)
@@ -466,8 +484,10 @@ TEST(TraceRecord, TheExampleSystemWideAgreesWithTheInProcessTrace)
 	EXPECT_NE(out.find(fmt::format("rbln-smi trace: {} jobs of 1 process on 1 NPU", kJobsPerWorkload * 6)),
 		  std::string::npos) << out;
 	EXPECT_NE(out.find("wrote " + file.string()), std::string::npos) << out;
-	const Summary system(decode(file));
+	const pb::Trace decoded = decode(file);
+	const Summary system(decoded);
 	check_example_trace(system, 6, Flows::traced);
+	EXPECT_EQ(lost_in(decoded), std::optional<uint64_t>(0)) << "the ring's counts, nothing lost";
 	std::string whole;
 	for (const auto &n : files_in(dir))
 		if (std::regex_match(n, std::regex(R"(^rbln_\d{8}_\d{6}\.pb$)")))
@@ -486,6 +506,7 @@ TEST(TraceRecord, TheExampleSystemWideAgreesWithTheInProcessTrace)
 	ASSERT_EQ(run_captured({RBLN_TEST_SMI, "trace", "summary", file.string()}, summary), 0) << summary;
 	EXPECT_NE(summary.find(fmt::format("{} job slices on 5 engine tracks, 0 failed; 6 workload slices; {} flows",
 					   kJobsPerWorkload * 6, traced.size())), std::string::npos) << summary;
+	EXPECT_NE(summary.find("\nthe kernel's ring lost no event while it recorded\n"), std::string::npos) << summary;
 	for (const char *line : {"\nrbln1 RBLN-CR03\n", "\n  Chiplet 0\n", "\n  Chiplet 3\n"})
 		EXPECT_NE(summary.find(line), std::string::npos) << line << " in\n" << summary;
 	EXPECT_TRUE(std::regex_search(summary, std::regex(R"(\n    Neural DMA +18 slices, 1\.1 MiB\n)"))) << summary;
@@ -575,5 +596,43 @@ TEST(TraceRecord, AHungEnginesTimeoutIsAFailedSlice)
 		}
 	}
 	EXPECT_TRUE(failed) << "the timed-out job is marked; slices: " << fmt::format("{}", fmt::join(names, ", "));
+	fs::remove_all(dir);
+}
+
+// A ring too small for the example's bursts (--buffer-kib 4: the kernel's
+// least, two pages per CPU, between reads 50 ms apart): the events it lost
+// are said on stderr, in the trace (FtraceStats) and by trace summary, and
+// the exit code is incomplete's, the file written all the same.
+TEST(TraceRecord, ARingThatLostEventsIsToldAndTheTraceSaysSo)
+{
+	const fs::path dir = scratch("record-lost");
+	const fs::path file = dir / "lost.pb";
+	std::string out;
+	const int status = run_captured({RBLN_TEST_SMI, "trace", "record", "--buffer-kib", "4", "-o", file.string(),
+					 "--", RBLN_TEST_EXAMPLE, "--npu", "1", "--workloads", "20"}, out);
+	ASSERT_TRUE(WIFEXITED(status)) << out;
+	EXPECT_EQ(WEXITSTATUS(status), int(rbln::ExitCode::incomplete)) << out;
+	EXPECT_TRUE(std::regex_search(out, std::regex(R"(rbln-smi trace: INCOMPLETE: the kernel's ring lost \d+ events? \(CPU )")))
+		<< out;
+	EXPECT_NE(out.find("bigger ring than --buffer-kib 4"), std::string::npos) << out;
+	const pb::Trace decoded = decode(file);
+	const auto lost = lost_in(decoded);
+	ASSERT_TRUE(lost) << "the ring's counts at the start and the end";
+	EXPECT_GT(*lost, 0u);
+	EXPECT_NE(out.find(fmt::format("ring lost {} event", *lost)), std::string::npos) << "the same count: " << out;
+	std::string summary;
+	ASSERT_EQ(run_captured({RBLN_TEST_SMI, "trace", "summary", file.string()}, summary), 0) << summary;
+	EXPECT_NE(summary.find(fmt::format("\nINCOMPLETE: the kernel's ring lost {} event", *lost)), std::string::npos)
+		<< summary;
+
+	// The JSON of such a recording: the count in otherData.
+	const fs::path json_file = dir / "lost.json";
+	out.clear();
+	ASSERT_EQ(WEXITSTATUS(run_captured({RBLN_TEST_SMI, "trace", "record", "--buffer-kib", "4", "-o",
+					    json_file.string(), "--", RBLN_TEST_EXAMPLE, "--npu", "1",
+					    "--workloads", "20"}, out)), int(rbln::ExitCode::incomplete)) << out;
+	std::ifstream in(json_file);
+	const auto j = nlohmann::json::parse(in);
+	EXPECT_GT(std::stoull(j.at("otherData").at("ftrace_lost_events").get<std::string>()), 0u);
 	fs::remove_all(dir);
 }

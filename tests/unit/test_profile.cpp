@@ -18,6 +18,7 @@
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
 #include "rbln/devmgr.hpp"
+#include "trace_record.hpp"
 #include "trace_summary.hpp"
 
 namespace pb = rbln::trace;
@@ -322,4 +323,68 @@ TEST(Profile, TraceSummaryOfAFile)
 	}
 	std::filesystem::remove(path);
 	EXPECT_THROW(rbln::smi::summarize_trace(path.string()), rbln::Error) << "a missing file";
+}
+
+// rbln-smi trace record's rings: each CPU's stats file read as the kernel
+// writes it, what they lost between the start and the end in the Perfetto
+// file (FtraceStats at both ends, Perfetto's own record of it), in the JSON's
+// otherData, on stderr and in trace summary; none lost, and it says so.
+TEST(Profile, WhatTheRingsLostIsInTheTraceAndItsSummary)
+{
+	const TraceRingStats cpu1 = rbln::smi::parse_ring_stats(1, "entries: 12\noverrun: 340\ncommit overrun: 2\n"
+								   "bytes: 1800\noldest event ts:  1234.500000\n"
+								   "now ts:  1240.250000\ndropped events: 5\n"
+								   "read events: 9000\n");
+	EXPECT_EQ(cpu1.cpu, 1u);
+	EXPECT_EQ(cpu1.entries, 12u);
+	EXPECT_EQ(cpu1.overrun, 340u);
+	EXPECT_EQ(cpu1.commit_overrun, 2u);
+	EXPECT_EQ(cpu1.dropped_events, 5u);
+	EXPECT_EQ(cpu1.read_events, 9000u);
+
+	TraceRings rings;
+	rings.start = {{0, 0, 0, 0, 0, 0}, {1, 0, 40, 0, 0, 0}};
+	rings.end = {{0, 3, 0, 0, 0, 500}, cpu1};
+	EXPECT_EQ(lost_events(rings), 300u + 2 + 5) << "CPU 1's since the start";
+	EXPECT_EQ(rbln::smi::lost_events_text(rings), "307 events (CPU 1: 307)");
+
+	const pb::Trace out = decode(to_perfetto(rebel_trace(), rings));
+	std::map<int, const pb::FtraceStats *> phases;
+	for (const auto &p : out.packet())
+		if (p.has_ftrace_stats())
+			phases[p.ftrace_stats().phase()] = &p.ftrace_stats();
+	ASSERT_EQ(phases.size(), 2u) << "one at the start, one at the end";
+	ASSERT_TRUE(phases.contains(pb::FtraceStats::START_OF_TRACE));
+	ASSERT_TRUE(phases.contains(pb::FtraceStats::END_OF_TRACE));
+	const pb::FtraceStats &end = *phases[pb::FtraceStats::END_OF_TRACE];
+	ASSERT_EQ(end.cpu_stats_size(), 2);
+	EXPECT_EQ(end.cpu_stats(1).cpu(), 1u);
+	EXPECT_EQ(end.cpu_stats(1).overrun(), 340u);
+	EXPECT_EQ(end.cpu_stats(1).dropped_events(), 5u);
+	EXPECT_EQ(phases[pb::FtraceStats::START_OF_TRACE]->cpu_stats(1).overrun(), 40u);
+	EXPECT_EQ(out.packet(out.packet_size() - 1).ftrace_stats().phase(), pb::FtraceStats::END_OF_TRACE)
+		<< "the end's counts come last";
+
+	const auto other = nlohmann::json::parse(to_chrome_json(rebel_trace(), rings)).at("otherData");
+	EXPECT_EQ(other.at("ftrace_lost_events"), "307");
+	EXPECT_EQ(other.at("ftrace_overrun"), "300");
+	EXPECT_EQ(other.at("ftrace_commit_overrun"), "2");
+	EXPECT_EQ(other.at("ftrace_dropped_events"), "5");
+	EXPECT_FALSE(nlohmann::json::parse(to_chrome_json(rebel_trace())).contains("otherData"))
+		<< "an in-process recording has no rings";
+
+	const auto path = std::filesystem::temp_directory_path() / fmt::format("rbln-lost-{}.pb", getpid());
+	write_file_atomically(path.string(), to_perfetto(rebel_trace(), rings));
+	std::string s = rbln::smi::summarize_trace(path.string());
+	EXPECT_NE(s.find("\nINCOMPLETE: the kernel's ring lost 307 events while it recorded"), std::string::npos) << s;
+	rings.end = rings.start;
+	EXPECT_EQ(lost_events(rings), 0u);
+	EXPECT_EQ(rbln::smi::lost_events_text(rings), "");
+	write_file_atomically(path.string(), to_perfetto(rebel_trace(), rings));
+	s = rbln::smi::summarize_trace(path.string());
+	EXPECT_NE(s.find("\nthe kernel's ring lost no event while it recorded\n"), std::string::npos) << s;
+	write_file_atomically(path.string(), to_perfetto(rebel_trace()));
+	s = rbln::smi::summarize_trace(path.string());
+	EXPECT_EQ(s.find("the kernel's ring"), std::string::npos) << "no rings, nothing said: " << s;
+	std::filesystem::remove(path);
 }

@@ -344,6 +344,17 @@ TEST(SmiOptions, TraceRecordAndSummary)
 	ASSERT_FALSE(bad.options);
 	EXPECT_NE(bad.error.find("xml"), std::string::npos) << bad.error;
 	EXPECT_NE(bad.error.find("pb"), std::string::npos) << bad.error << " names the valid ones";
+	o = parse_options({"trace", "record"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->trace_buffer_kib, 16384u) << "16 MiB per CPU unless told";
+	o = parse_options({"trace", "record", "--buffer-kib", "4"}).options;
+	ASSERT_TRUE(o);
+	EXPECT_EQ(o->trace_buffer_kib, 4u);
+	for (const char *kib : {"0", "4.5", "lots", "4194305"}) {
+		bad = parse_options({"trace", "record", "--buffer-kib", kib});
+		ASSERT_FALSE(bad.options) << kib;
+		EXPECT_NE(bad.error.find("--buffer-kib"), std::string::npos) << bad.error;
+	}
 	bad = parse_options({"trace", "record", "--duration", "0"});
 	ASSERT_FALSE(bad.options);
 	EXPECT_NE(bad.error.find("'0' is not a number of seconds"), std::string::npos) << bad.error;

@@ -280,15 +280,16 @@ int events(const Options &o)
 }
 
 // trace record: the recording, written as one file like the in-process
-// profiler's, and a line saying what it holds and where it went.
+// profiler's, and a line saying what it holds and where it went; exit 8
+// (incomplete) when the kernel's ring lost events, unless COMMAND failed (1).
 int trace_record(const Options &o)
 {
-	TraceRecording r = record_trace({o.trace_duration, o.trace_command, false}, &g_stop);
+	TraceRecording r = record_trace({o.trace_duration, o.trace_command, false, o.trace_buffer_kib}, &g_stop);
 	const bool json = o.trace_format == "json";
 	const std::string path = !o.trace_output.empty() ? o.trace_output
 		: rbln::profile::file_stem(r.trace.realtime_ns) + (json ? ".json" : ".pb");
-	rbln::profile::write_file_atomically(path, json ? rbln::profile::to_chrome_json(r.trace)
-							: rbln::profile::to_perfetto(r.trace));
+	rbln::profile::write_file_atomically(path, json ? rbln::profile::to_chrome_json(r.trace, r.rings)
+							: rbln::profile::to_perfetto(r.trace, r.rings));
 	std::set<uint32_t> pids;
 	for (const auto &j : r.trace.jobs)
 		pids.insert(j.pid);
@@ -299,6 +300,13 @@ int trace_record(const Options &o)
 	if (r.old_tracepoints)
 		fmt::print(stderr, "rbln-smi trace: this rbln.ko has no rbln_job_wait/rbln_job_signal "
 				   "tracepoints: the trace has no arrows (RBLN_PROFILER=1 draws them)\n");
+	const std::string lost = lost_events_text(r.rings);
+	if (!lost.empty())
+		fmt::print(stderr, "rbln-smi trace: INCOMPLETE: the kernel's ring lost {} before they were "
+				   "read, so the trace misses jobs or their start or end (the file says so in "
+				   "{}); record again with a bigger ring than --buffer-kib {}\n",
+			   lost, json ? "otherData.ftrace_lost_events" : "its ftrace_stats packets",
+			   o.trace_buffer_kib);
 	if (r.command_status && !(WIFEXITED(*r.command_status) && WEXITSTATUS(*r.command_status) == 0)) {
 		fmt::print(stderr, "rbln-smi trace: '{}' {}\n", o.trace_command[0],
 			   WIFEXITED(*r.command_status)
@@ -306,7 +314,7 @@ int trace_record(const Options &o)
 				   : fmt::format("was killed by signal {}", WTERMSIG(*r.command_status)));
 		return kError;
 	}
-	return kOk;
+	return lost.empty() ? kOk : kIncomplete;
 }
 
 } // namespace

@@ -285,6 +285,14 @@ void build(CLI::App &app, Options &o, std::string &format)
 		      "stop after SECONDS (with COMMAND: at the latest)")
 		->check(seconds_up_to(86400))
 		->type_name("SECONDS");
+	record->add_option("--buffer-kib", o.trace_buffer_kib,
+			   "the kernel's ring of events per CPU, in KiB; read every 50 ms, so it holds a "
+			   "burst: when it overflows, the trace misses what it lost (said on stderr, "
+			   "exit 8)")
+		->check(kWholeNumber)
+		->check(CLI::Range(1u, 4194304u).description("1..4194304"))
+		->capture_default_str()
+		->type_name("KIB");
 	record->add_option("command", o.trace_command, "the program to record, after --")
 		->type_name("-- COMMAND [ARGS...]");
 	record->positionals_at_end();

@@ -21,6 +21,7 @@ enum Exit : int {
 	kNotFound = int(ExitCode::not_found),
 	kInUse = int(ExitCode::in_use),
 	kNotSupported = int(ExitCode::not_supported),
+	kIncomplete = int(ExitCode::incomplete),
 };
 
 // --format csv[,noheader][,nounits], as nvidia-smi takes it.
@@ -53,6 +54,7 @@ struct Options {
 	std::string trace_format;		// trace record --format pb|json
 	std::optional<double> trace_duration;	// trace record --duration SECONDS
 	std::vector<std::string> trace_command;	// trace record -- COMMAND...
+	unsigned trace_buffer_kib = 16384;	// trace record --buffer-kib: the ftrace ring per CPU
 	std::string trace_file;			// trace summary FILE
 	std::string help;			// --help: the (sub)command's help
 };

@@ -5,14 +5,18 @@
 // the end and turned into jobs: start and end from rbln_job_start/complete,
 // dependencies from rbln_job_wait matched to the rbln_job_signal that last
 // gave that syncobj (and point) its fence.  Counters from rbln-smi's own
-// snapshot (sysfs), sampled as it records.
+// snapshot (sysfs), sampled as it records.  The ring's counts at the start
+// and the end (per_cpu/cpuN/stats) tell what it lost: overwritten before a
+// read came, when a burst outgrew it.
 #include "trace_record.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <spawn.h>
@@ -111,7 +115,7 @@ int on_event(tep_event *event, tep_record *record, int, void *data)
 // The instance, its events and the parsed formats, undone in any case.
 class Tracing {
 public:
-	Tracing()
+	explicit Tracing(unsigned buffer_kib)
 	{
 		errno = 0;
 		const char *dir = tracefs_tracing_dir();
@@ -132,7 +136,11 @@ public:
 			deny(fmt::format("cannot make the ftrace instance {}/instances/{}: {}", dir, name,
 					 std::strerror(errno)));
 		// Big enough for a burst between two reads (they come every 50 ms).
-		tracefs_instance_set_buffer_size(inst_, 16384, -1);
+		if (tracefs_instance_set_buffer_size(inst_, buffer_kib, -1) < 0)
+			throw rbln::Error(rbln::Errc::invalid_argument, errno,
+					  fmt::format("trace record: the kernel cannot make a ring of {} KiB "
+						      "per CPU: {} (a smaller --buffer-kib)", buffer_kib,
+						      std::strerror(errno)));
 		if (tracefs_instance_file_write(inst_, "trace_clock", "mono") < 0)
 			throw rbln::Error(rbln::Errc::not_supported, errno,
 					  "trace record: this kernel's ftrace has no mono clock");
@@ -159,6 +167,23 @@ public:
 	// What the ring holds now, read and removed from it.
 	void read(Reader &r) { tracefs_iterate_raw_events(tep_, inst_, nullptr, 0, on_event, &r); }
 	void off() { tracefs_trace_off(inst_); }
+	// Each CPU's ring counts (per_cpu/cpuN/stats of the instance).
+	std::vector<rbln::profile::TraceRingStats> ring_stats() const
+	{
+		std::vector<rbln::profile::TraceRingStats> out;
+		const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+		for (long cpu = 0; cpu < cpus; cpu++) {
+			const std::string file = fmt::format("per_cpu/cpu{}/stats", cpu);
+			if (!tracefs_file_exists(inst_, file.c_str()))
+				continue;	// not a possible CPU
+			char *text = tracefs_instance_file_read(inst_, file.c_str(), nullptr);
+			if (!text)
+				continue;
+			out.push_back(parse_ring_stats(unsigned(cpu), text));
+			free(text);
+		}
+		return out;
+	}
 	bool has_syncs() const { return has_syncs_; }
 
 private:
@@ -283,11 +308,52 @@ std::string trace_permission_text(const std::string &why)
 			   "program's own jobs", why);
 }
 
+rbln::profile::TraceRingStats parse_ring_stats(unsigned cpu, const std::string &text)
+{
+	rbln::profile::TraceRingStats s;
+	s.cpu = cpu;
+	const std::map<std::string, uint64_t rbln::profile::TraceRingStats::*> fields = {
+		{"entries", &rbln::profile::TraceRingStats::entries},
+		{"overrun", &rbln::profile::TraceRingStats::overrun},
+		{"commit overrun", &rbln::profile::TraceRingStats::commit_overrun},
+		{"dropped events", &rbln::profile::TraceRingStats::dropped_events},
+		{"read events", &rbln::profile::TraceRingStats::read_events},
+	};
+	std::istringstream lines(text);
+	for (std::string line; std::getline(lines, line);) {
+		const auto colon = line.find(':');
+		if (colon == std::string::npos)
+			continue;
+		auto f = fields.find(line.substr(0, colon));
+		if (f != fields.end())
+			s.*(f->second) = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+	}
+	return s;
+}
+
+std::string lost_events_text(const rbln::profile::TraceRings &rings)
+{
+	const uint64_t lost = rbln::profile::lost_events(rings);
+	if (!lost)
+		return {};
+	std::vector<std::string> cpus;
+	for (const auto &end : rings.end) {
+		rbln::profile::TraceRings one{{}, {end}};
+		if (auto s = std::ranges::find(rings.start, end.cpu, &rbln::profile::TraceRingStats::cpu);
+		    s != rings.start.end())
+			one.start = {*s};
+		if (const uint64_t n = rbln::profile::lost_events(one))
+			cpus.push_back(fmt::format("CPU {}: {}", end.cpu, n));
+	}
+	return fmt::format("{} event{} ({})", lost, lost == 1 ? "" : "s", fmt::join(cpus, ", "));
+}
+
 TraceRecording record_trace(const TraceRecordOptions &o, volatile const int *stop)
 {
 	TraceRecording out;
-	Tracing tracing;
+	Tracing tracing(o.buffer_kib);
 	out.old_tracepoints = !tracing.has_syncs();
+	out.rings.start = tracing.ring_stats();
 	out.trace.realtime_ns = clock_ns(CLOCK_REALTIME);
 	out.trace.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	sample(out.trace);
@@ -323,6 +389,7 @@ TraceRecording record_trace(const TraceRecordOptions &o, volatile const int *sto
 	sample(out.trace);
 	tracing.off();
 	tracing.read(reader);
+	out.rings.end = tracing.ring_stats();
 	if (child && !out.command_status && !o.quiet)
 		fmt::print(stderr, "rbln-smi trace: stopped recording; '{}' (pid {}) goes on\n", o.command[0], child);
 	out.dependencies = build_jobs(reader.events, out.trace);

@@ -14,6 +14,7 @@
 
 #include "perfetto_trace.pb.h"
 #include "rbln/devmgr.hpp"
+#include "rbln/profile.hpp"
 
 namespace rbln::smi {
 
@@ -55,7 +56,16 @@ std::string summarize_trace(const std::string &path)
 	std::map<uint64_t, TrackStats> stats;
 	std::set<uint64_t> flows_begun, flows_ended;
 	uint64_t first = ~0ull, last = 0;
+	rbln::profile::TraceRings rings;	// a recording from ftrace rings: their counts
+	bool from_rings = false;
 	for (const pb::TracePacket &p : trace.packet()) {
+		if (p.has_ftrace_stats()) {
+			from_rings = true;
+			auto &at = p.ftrace_stats().phase() == pb::FtraceStats::START_OF_TRACE ? rings.start : rings.end;
+			for (const pb::FtraceCpuStats &c : p.ftrace_stats().cpu_stats())
+				at.push_back({unsigned(c.cpu()), c.entries(), c.overrun(), c.commit_overrun(),
+					      c.dropped_events(), c.read_events()});
+		}
 		if (p.has_track_descriptor()) {
 			const auto &d = p.track_descriptor();
 			tracks[d.uuid()] = d;
@@ -100,6 +110,12 @@ std::string summarize_trace(const std::string &path)
 				      "slices; {} flows (dependencies); {:.3f} ms\n",
 				      path, jobs, engines, failed, workloads, flows,
 				      first <= last ? double(last - first) / 1e6 : 0.0);
+	if (from_rings) {
+		const uint64_t lost = rbln::profile::lost_events(rings);
+		out += lost ? fmt::format("INCOMPLETE: the kernel's ring lost {} event{} while it recorded: "
+					  "jobs, or their start or end, are missing\n", lost, lost == 1 ? "" : "s")
+			    : std::string("the kernel's ring lost no event while it recorded\n");
+	}
 	// The tree as Perfetto orders it: by sibling_order_rank under each group.
 	auto print = [&](auto &&self, uint64_t parent, int depth) -> void {
 		std::vector<uint64_t> kids = children[parent];

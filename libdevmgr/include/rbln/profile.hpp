@@ -104,11 +104,36 @@ struct Trace {
 	uint64_t realtime_ns = 0, monotonic_ns = 0;	// one instant on both clocks
 };
 
+// The kernel's ftrace ring of one CPU, as its per_cpu/cpuN/stats counts it.
+struct TraceRingStats {
+	unsigned cpu = 0;
+	uint64_t entries = 0;		// events in the ring
+	uint64_t overrun = 0;		// lost: overwritten before they were read
+	uint64_t commit_overrun = 0;	// lost: the ring wrapped within a nested event
+	uint64_t dropped_events = 0;	// lost: the ring was full (no-overwrite mode)
+	uint64_t read_events = 0;	// read out of it
+};
+
+// The rings a system-wide recording (rbln-smi trace record) read the
+// driver's events from, at its start and its end: what they lost in between
+// the trace misses (jobs, or their start or end).
+struct TraceRings {
+	std::vector<TraceRingStats> start, end;
+};
+// The events @rings lost during the recording, on all CPUs.
+uint64_t lost_events(const TraceRings &rings);
+
 // The engine's track name ("Neural DMA", ...) and its rank in the seed's order.
 std::string engine_track_name(unsigned engine);
 // Perfetto's protobuf (perfetto_trace.proto) and Chrome's trace-event JSON.
 std::string to_perfetto(const Trace &trace);
 std::string to_chrome_json(const Trace &trace);
+// The same, of a recording from the kernel's ftrace rings: their counts go
+// along, so that a reader sees what was lost (Perfetto's FtraceStats packets
+// at the start and the end, which its UI shows as data losses; in the JSON,
+// otherData's ftrace_* strings).
+std::string to_perfetto(const Trace &trace, const TraceRings &rings);
+std::string to_chrome_json(const Trace &trace, const TraceRings &rings);
 // Writes @bytes to @path atomically (a temporary name in the same directory,
 // then rename); throws rbln::Error naming the path.
 void write_file_atomically(const std::string &path, std::string_view bytes);

@@ -1,6 +1,7 @@
 // A trace as Chrome's trace-event JSON, for tools that read only that: the
 // same recording and layout as the Perfetto file (a process per device, a
-// thread per engine track), written with nlohmann-json.
+// thread per engine track), written with nlohmann-json; what a recording's
+// ftrace rings lost in otherData.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,9 @@ RBLN_CXX_ABI_BEGIN namespace profile {
 
 using nlohmann::json;
 
-std::string to_chrome_json(const Trace &trace)
+namespace {
+
+json events_of(const Trace &trace)
 {
 	const detail::Layout lay = detail::layout(trace);
 	std::map<uint64_t, const detail::Track *> tracks;
@@ -71,7 +74,26 @@ std::string to_chrome_json(const Trace &trace)
 	for (const TraceCounter &c : trace.utilization)
 		events.push_back({{"ph", "C"}, {"name", "Utilization"}, {"pid", c.device},
 				  {"ts", us(c.ts_ns)}, {"args", {{"percent", c.value}}}});
-	return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+	return events;
+}
+
+} // namespace
+
+std::string to_chrome_json(const Trace &trace)
+{
+	return json{{"traceEvents", events_of(trace)}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+}
+
+// The rings' losses go in otherData, the format's metadata (strings).
+std::string to_chrome_json(const Trace &trace, const TraceRings &rings)
+{
+	const detail::RingLoss l = detail::ring_loss(rings);
+	const json other = {{"ftrace_lost_events", std::to_string(lost_events(rings))},
+			    {"ftrace_overrun", std::to_string(l.overrun)},
+			    {"ftrace_commit_overrun", std::to_string(l.commit_overrun)},
+			    {"ftrace_dropped_events", std::to_string(l.dropped_events)}};
+	return json{{"traceEvents", events_of(trace)}, {"displayTimeUnit", "ns"}, {"otherData", other}}.dump() +
+	       "\n";
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile

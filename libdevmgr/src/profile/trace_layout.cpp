@@ -29,9 +29,31 @@ std::string engine_track_name(unsigned engine)
 	}
 }
 
+uint64_t lost_events(const TraceRings &rings)
+{
+	const detail::RingLoss l = detail::ring_loss(rings);
+	return l.overrun + l.commit_overrun + l.dropped_events;
+}
+
 } RBLN_CXX_ABI_END // namespace rbln::profile
 
 RBLN_CXX_ABI_BEGIN namespace profile::detail {
+
+// Each CPU's counts at the end less those at the start (a CPU that came
+// online meanwhile: from 0).
+RingLoss ring_loss(const TraceRings &rings)
+{
+	RingLoss l;
+	for (const TraceRingStats &end : rings.end) {
+		auto s = std::ranges::find(rings.start, end.cpu, &TraceRingStats::cpu);
+		const TraceRingStats start = s != rings.start.end() ? *s : TraceRingStats{};
+		auto since = [](uint64_t now, uint64_t then) { return now - std::min(now, then); };
+		l.overrun += since(end.overrun, start.overrun);
+		l.commit_overrun += since(end.commit_overrun, start.commit_overrun);
+		l.dropped_events += since(end.dropped_events, start.dropped_events);
+	}
+	return l;
+}
 
 // The seed's track order in a chiplet: Neural Engine Clusters, Neural DMA,
 // Task DMA, External HDMA, Device HDMA, Device Sync, General Compute Engine.

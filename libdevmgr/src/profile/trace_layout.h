@@ -43,6 +43,11 @@ Layout layout(const Trace &trace);
 std::string slice_name(const TraceJob &job);
 // "ok", or the errno's name ("ETIMEDOUT").
 std::string status_name(int status);
+// What the rings lost during a recording, by kind, on all CPUs.
+struct RingLoss {
+	uint64_t overrun = 0, commit_overrun = 0, dropped_events = 0;
+};
+RingLoss ring_loss(const TraceRings &rings);
 // The flow id of the arrow from job @from to job @to.
 inline uint64_t flow_id(uint64_t from, uint64_t to) { return (from << 32) ^ to ^ 0x9e3779b97f4a7c15ull; }
 

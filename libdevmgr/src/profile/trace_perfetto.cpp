@@ -1,7 +1,8 @@
 // A trace as Perfetto's protobuf (libdevmgr/proto/perfetto_trace.proto):
 // track descriptors first (parents before children, ordered explicitly), a
 // clock snapshot, then the slices and counters in time order, all on one
-// packet sequence, timestamps in CLOCK_MONOTONIC.
+// packet sequence, timestamps in CLOCK_MONOTONIC; a recording from ftrace
+// rings between their counts at its start and its end.
 #include <algorithm>
 
 #include "perfetto_trace.pb.h"
@@ -36,9 +37,26 @@ struct Timed {
 	pb::TracePacket packet;
 };
 
-} // namespace
+// The rings' counts at one end of the recording.
+void ring_stats(pb::TracePacket *p, uint64_t ts, pb::FtraceStats::Phase phase,
+		const std::vector<TraceRingStats> &cpus)
+{
+	p->set_timestamp(ts);
+	p->set_timestamp_clock_id(pb::BUILTIN_CLOCK_MONOTONIC);
+	auto *stats = p->mutable_ftrace_stats();
+	stats->set_phase(phase);
+	for (const TraceRingStats &c : cpus) {
+		auto *s = stats->add_cpu_stats();
+		s->set_cpu(c.cpu);
+		s->set_entries(c.entries);
+		s->set_overrun(c.overrun);
+		s->set_commit_overrun(c.commit_overrun);
+		s->set_dropped_events(c.dropped_events);
+		s->set_read_events(c.read_events);
+	}
+}
 
-std::string to_perfetto(const Trace &trace)
+std::string write(const Trace &trace, const TraceRings *rings)
 {
 	const detail::Layout lay = detail::layout(trace);
 	pb::Trace out;
@@ -57,6 +75,8 @@ std::string to_perfetto(const Trace &trace)
 		real->set_timestamp(trace.realtime_ns);
 		snap->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
 	}
+	if (rings)
+		ring_stats(packet(), trace.monotonic_ns, pb::FtraceStats::START_OF_TRACE, rings->start);
 	for (const detail::Track &t : lay.tracks) {
 		auto *d = packet()->mutable_track_descriptor();
 		d->set_uuid(t.uuid);
@@ -130,9 +150,24 @@ std::string to_perfetto(const Trace &trace)
 	std::ranges::stable_sort(events, [](const Timed &a, const Timed &b) {
 		return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
 	});
+	const uint64_t last = events.empty() ? trace.monotonic_ns : events.back().ts;
 	for (Timed &t : events)
 		*out.add_packet() = std::move(t.packet);
+	if (rings)
+		ring_stats(packet(), last, pb::FtraceStats::END_OF_TRACE, rings->end);
 	return out.SerializeAsString();
+}
+
+} // namespace
+
+std::string to_perfetto(const Trace &trace)
+{
+	return write(trace, nullptr);
+}
+
+std::string to_perfetto(const Trace &trace, const TraceRings &rings)
+{
+	return write(trace, &rings);
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile
