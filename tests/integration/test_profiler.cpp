@@ -6,7 +6,7 @@
 // counters; a hung engine's timeout shows as a failed slice; a killed
 // process leaves no file under a final name.  rbln-smi trace record around
 // the same example: the same jobs and layout, system-wide from the tracepoints;
-// a ring that lost events said so.  Linked with the static
+// an ATOM's engines under its device; a ring that lost events said so.  Linked with the static
 // libdevmgr: the profiler and the generated messages are this process's own.
 #include <algorithm>
 #include <csignal>
@@ -325,6 +325,63 @@ std::optional<uint64_t> lost_in(const pb::Trace &t)
 	return lost;
 }
 
+// rbln-smi trace record @args running beside the test: started once it says
+// it records, stopped by SIGINT (its Ctrl-C) or by its own end.
+class Recording {
+public:
+	explicit Recording(const std::vector<std::string> &args)
+	{
+		int pipefd[2];
+		if (::pipe(pipefd))
+			return;
+		pid_ = ::fork();
+		if (pid_ == 0) {
+			::dup2(pipefd[1], 2);
+			::close(pipefd[0]);
+			std::vector<char *> argv{const_cast<char *>(RBLN_TEST_SMI), const_cast<char *>("trace"),
+						 const_cast<char *>("record")};
+			for (const std::string &a : args)
+				argv.push_back(const_cast<char *>(a.c_str()));
+			argv.push_back(nullptr);
+			::execv(argv[0], argv.data());
+			_exit(127);
+		}
+		::close(pipefd[1]);
+		err_ = pipefd[0];
+		char buf[512];
+		for (ssize_t n; said_.find("recording every process") == std::string::npos &&
+				(n = ::read(err_, buf, sizeof(buf))) > 0;)
+			said_.append(buf, size_t(n));
+	}
+	~Recording()
+	{
+		if (pid_ > 0 && !status_)
+			stop();
+	}
+	bool recording() const { return said_.find("recording every process") != std::string::npos; }
+	// Its wait status; what it said on stderr is said().
+	int stop(bool interrupt = true)
+	{
+		if (interrupt)
+			::kill(pid_, SIGINT);
+		char buf[512];
+		for (ssize_t n; (n = ::read(err_, buf, sizeof(buf))) > 0;)
+			said_.append(buf, size_t(n));
+		::close(err_);
+		int status = 0;
+		::waitpid(pid_, &status, 0);
+		status_ = status;
+		return status;
+	}
+	const std::string &said() const { return said_; }
+
+private:
+	pid_t pid_ = -1;
+	int err_ = -1;
+	std::string said_;
+	std::optional<int> status_;
+};
+
 } // namespace
 
 TEST(Profiler, TheExampleWithRblnProfilerGivesTheWholeAndTheRunFile)
@@ -552,23 +609,9 @@ TEST(TraceRecord, AHungEnginesTimeoutIsAFailedSlice)
 {
 	const fs::path dir = scratch("record-hang");
 	const fs::path file = dir / "hang.pb";
-	int pipefd[2];
-	ASSERT_EQ(::pipe(pipefd), 0);
-	pid_t recorder = ::fork();
-	if (recorder == 0) {
-		::dup2(pipefd[1], 2);
-		::close(pipefd[0]);
-		::execl(RBLN_TEST_SMI, RBLN_TEST_SMI, "trace", "record", "-o", file.c_str(), "--duration", "4", nullptr);
-		_exit(127);
-	}
-	::close(pipefd[1]);
 	// The job goes once the recorder says it records.
-	std::string said;
-	char buf[512];
-	for (ssize_t n; said.find("recording every process") == std::string::npos &&
-			(n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
-		said.append(buf, size_t(n));
-	ASSERT_NE(said.find("recording every process"), std::string::npos) << said;
+	Recording rec({"-o", file.string(), "--duration", "4"});
+	ASSERT_TRUE(rec.recording()) << rec.said();
 	{
 		rbln::Device dev = rbln::Device::open(1);
 		rbln::Buffer a = dev.allocate(1 << 20, rbln::Placement::on_chiplet(0));
@@ -578,11 +621,8 @@ TEST(TraceRecord, AHungEnginesTimeoutIsAFailedSlice)
 		rbln::Job hung = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 4096, 4096}}, "i0_0_W0_hung");
 		EXPECT_THROW(hung.wait(), rbln::Error);
 	}
-	for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof(buf))) > 0;)
-		said.append(buf, size_t(n));
-	::close(pipefd[0]);
-	int status = 0;
-	::waitpid(recorder, &status, 0);
+	const int status = rec.stop(false);
+	const std::string &said = rec.said();
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << said;
 	EXPECT_NE(said.find("rbln-smi trace: 1 job of 1 process on 1 NPU"), std::string::npos) << said;
 	bool failed = false;
@@ -634,5 +674,88 @@ TEST(TraceRecord, ARingThatLostEventsIsToldAndTheTraceSaysSo)
 	std::ifstream in(json_file);
 	const auto j = nlohmann::json::parse(in);
 	EXPECT_GT(std::stoull(j.at("otherData").at("ftrace_lost_events").get<std::string>()), 0u);
+	fs::remove_all(dir);
+}
+
+// An ATOM (one die): its engine tracks sit directly under the device, no
+// chiplet groups; every job once, on its engine, with its label and bytes;
+// an arrow for each of its dependencies; its counters under the device too.
+TEST(TraceRecord, AnAtomsEnginesSitDirectlyUnderTheDevice)
+{
+	const fs::path dir = scratch("record-atom");
+	const fs::path file = dir / "atom.pb";
+	rbln::Device dev = rbln::Device::open(0);
+	ASSERT_EQ(dev.info().chiplet_count, 1u) << dev.info().name;
+	const std::string device = fmt::format("rbln0 {}", dev.info().name);
+	rbln::Buffer host = dev.allocate_host(16384);
+	auto on_die = [&] { return dev.allocate(16384, rbln::Placement::on_chiplet(0)); };
+	rbln::Buffer a = on_die(), b = on_die(), c = on_die();
+	// label -> (engine track, bytes); and the dependencies, as (from, to) labels.
+	const std::map<std::string, std::pair<std::string, uint64_t>> want = {
+		{"i0_0_W0_input", {"External HDMA", 8192}},
+		{"i0_0_W0_model.weight", {"Neural DMA", 4096}},
+		{"i0_0_W0_gather", {"Task DMA", 2048}},
+		{"i0_0_W0_copy", {"Device HDMA", 1024}},
+		{"i0_0_W0_output", {"External HDMA", 512}},
+	};
+	const std::set<std::pair<std::string, std::string>> deps = {
+		{"i0_0_W0_input", "i0_0_W0_model.weight"}, {"i0_0_W0_model.weight", "i0_0_W0_gather"},
+		{"i0_0_W0_model.weight", "i0_0_W0_copy"}, {"i0_0_W0_gather", "i0_0_W0_output"},
+		{"i0_0_W0_copy", "i0_0_W0_output"},
+	};
+	Recording rec({"-o", file.string()});
+	ASSERT_TRUE(rec.recording()) << rec.said();
+	{
+		using rbln::Engine;
+		rbln::Job in = dev.submit(Engine::external_hdma, 0, {{host, a, 0, 0, 8192}}, "i0_0_W0_input");
+		rbln::Job weight = dev.submit(Engine::neural_dma, 0, {{a, b, 0, 0, 4096}}, "i0_0_W0_model.weight", {in});
+		rbln::Job gather = dev.submit(Engine::task_dma, 0, {{b, c, 0, 0, 2048}}, "i0_0_W0_gather", {weight});
+		rbln::Job copy = dev.submit(Engine::device_hdma, 0, {{b, c, 0, 8192, 1024}}, "i0_0_W0_copy", {weight});
+		dev.submit(Engine::external_hdma, 0, {{c, host, 0, 0, 512}}, "i0_0_W0_output", {gather, copy}).wait();
+	}
+	const int status = rec.stop();
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << rec.said();
+	EXPECT_NE(rec.said().find("rbln-smi trace: 5 jobs of 1 process on 1 NPU, 5 dependencies"), std::string::npos)
+		<< rec.said();
+
+	const Summary s(decode(file));
+	const auto *top = s.named(device, 0);
+	ASSERT_TRUE(top) << "the device group, named as rbln-smi shows it: " << device;
+	std::set<std::string> engines, counters;
+	for (const auto &[u, d] : s.tracks) {
+		EXPECT_FALSE(d.name().starts_with("Chiplet")) << "an ATOM has no chiplet groups: " << d.name();
+		if (d.parent_uuid() == top->uuid())
+			(d.has_counter() ? counters : engines).insert(d.name());
+		else
+			EXPECT_EQ(d.uuid(), top->uuid()) << d.name() << " is not under " << device;
+	}
+	EXPECT_EQ(engines, (std::set<std::string>{"Device Workload", "External HDMA", "Neural DMA", "Task DMA",
+						  "Device HDMA"})) << "only the engines that ran, beside the workload";
+	EXPECT_EQ(counters, (std::set<std::string>{"Memory used", "Utilization"}));
+	EXPECT_GT(s.counters, 0u);
+
+	std::map<std::string, const Slice *> by_label;
+	for (const Slice &sl : s.slices) {
+		const std::string track = s.tracks.at(sl.track).name();
+		if (track == "Device Workload") {
+			EXPECT_EQ(sl.name, "i0_0_Device Workload_0");
+			continue;
+		}
+		ASSERT_TRUE(want.contains(sl.name)) << sl.name;
+		EXPECT_TRUE(by_label.emplace(sl.name, &sl).second) << "twice: " << sl.name;
+		EXPECT_EQ(track, want.at(sl.name).first) << sl.name;
+		EXPECT_EQ(sl.args.at("bytes"), std::to_string(want.at(sl.name).second)) << sl.name;
+		EXPECT_EQ(sl.args.at("status"), "ok") << sl.name;
+		EXPECT_LE(sl.begin, sl.end) << sl.name;
+	}
+	EXPECT_EQ(by_label.size(), want.size());
+	// Both External HDMA jobs on one track, the output after the input.
+	if (by_label.size() == want.size()) {
+		EXPECT_LE(by_label["i0_0_W0_input"]->end, by_label["i0_0_W0_output"]->begin);
+	}
+	std::set<std::pair<std::string, std::string>> drawn;
+	for (const auto &[from, from_track, to, to_track] : arrows(s))
+		drawn.insert({from, to});
+	EXPECT_EQ(drawn, deps) << "an arrow for each dependency (all of one file: the driver saw each wait)";
 	fs::remove_all(dir);
 }
