@@ -8,6 +8,7 @@
  * the engine and one queued behind it.
  */
 #include <kunit/test.h>
+#include <linux/dma-fence.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
@@ -258,25 +259,26 @@ static void rbln_fake_hw_failed_reset_wedges(struct kunit *test)
 }
 
 /*
- * Removal with a job on the engine and one queued behind it: both end with
- * -ENODEV, the engine's through its reset (the backend lets go of it), the
- * queued one without reaching the backend; the open file gets -ENODEV; no
- * op but mem_free comes after destroy, and every buffer's backing is freed
- * once the file closes (rbln_fake_hw.c checks both).
+ * Removal with a job on the engine and one queued behind it: both fences
+ * end with -ENODEV by the time removal returns, the engine's job through its
+ * reset (the backend lets go of it), the queued one without reaching the
+ * backend; the open file gets -ENODEV; no op but mem_free comes after
+ * destroy, and every buffer's backing is freed once the file closes
+ * (rbln_fake_hw.c checks both).
  */
 static void rbln_fake_hw_removal_with_job_in_flight(struct kunit *test)
 {
 	struct fixture *f = test->priv;
 	struct drm_rbln_bo_create bo = { .size = SZ_4K };
-	u64 running, queued;
+	struct dma_fence *running, *queued;
 
-	running = submit_ab(test, NEURAL);
+	running = rbln_test_job_fence(test, f->file, submit_ab(test, NEURAL));
 	rbln_fake_hw_wait_pushed(f->fake, 0, NEURAL);
-	queued = submit_ab(test, NEURAL);
+	queued = rbln_test_job_fence(test, f->file, submit_ab(test, NEURAL));
 
 	rbln_fake_hw_remove(f->fake);
-	KUNIT_EXPECT_EQ(test, job_status(test, running), -ENODEV);
-	KUNIT_EXPECT_EQ(test, job_status(test, queued), -ENODEV);
+	KUNIT_EXPECT_EQ(test, dma_fence_get_status(running), -ENODEV);
+	KUNIT_EXPECT_EQ(test, dma_fence_get_status(queued), -ENODEV);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->fake->pushes), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->fake->engine_resets), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->fake->sync_irqs), 1);
