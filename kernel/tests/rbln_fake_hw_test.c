@@ -98,6 +98,17 @@ static int job_status(struct kunit *test, u64 seqno)
 	return status;
 }
 
+/* A job a -> b on @engine of chiplet 0, ended by the engine with @status; the job's status. */
+static int run_ab(struct kunit *test, u32 engine, int status)
+{
+	struct fixture *f = test->priv;
+	u64 seqno = submit_ab(test, engine);
+
+	rbln_fake_hw_wait_pushed(f->fake, 0, engine);
+	rbln_fake_hw_complete(f->fake, 0, engine, status);
+	return job_status(test, seqno);
+}
+
 /* The device has what the backend declared, chiplet by chiplet; removal syncs its interrupts. */
 static void rbln_fake_hw_engines_as_declared(struct kunit *test)
 {
@@ -190,10 +201,7 @@ static void rbln_fake_hw_job_ends_by_upcall(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, memchr_inv(b->vaddr, 0, SZ_8K));
 
 	/* An error the engine reports is the job's. */
-	seqno = submit_ab(test, TASK);
-	rbln_fake_hw_wait_pushed(f->fake, 0, TASK);
-	rbln_fake_hw_complete(f->fake, 0, TASK, -EIO);
-	KUNIT_EXPECT_EQ(test, job_status(test, seqno), -EIO);
+	KUNIT_EXPECT_EQ(test, run_ab(test, TASK, -EIO), -EIO);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->fake->pushes), 2);
 }
 
@@ -211,10 +219,7 @@ static void rbln_fake_hw_push_fails(struct kunit *test)
 
 	/* The engine is not left thinking it has a job: the next one runs. */
 	WRITE_ONCE(f->fake->push_error, 0);
-	seqno = submit_ab(test, NEURAL);
-	rbln_fake_hw_wait_pushed(f->fake, 0, NEURAL);
-	rbln_fake_hw_complete(f->fake, 0, NEURAL, 0);
-	KUNIT_EXPECT_EQ(test, job_status(test, seqno), 0);
+	KUNIT_EXPECT_EQ(test, run_ab(test, NEURAL, 0), 0);
 }
 
 /*
@@ -226,7 +231,7 @@ static void rbln_fake_hw_failed_reset_wedges(struct kunit *test)
 {
 	struct fixture *f = test->priv;
 	struct drm_rbln_reset reset = {};
-	u64 hung, refused, later;
+	u64 hung, refused;
 
 	WRITE_ONCE(f->fake->engine_reset_error, -EIO);
 	hung = submit_ab(test, NEURAL);
@@ -252,10 +257,7 @@ static void rbln_fake_hw_failed_reset_wedges(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(f->rdev->wedged));
 	KUNIT_EXPECT_EQ(test, rbln_device_status(f->rdev), DRM_RBLN_STATUS_READY);
 
-	later = submit_ab(test, TASK);
-	rbln_fake_hw_wait_pushed(f->fake, 0, TASK);
-	rbln_fake_hw_complete(f->fake, 0, TASK, 0);
-	KUNIT_EXPECT_EQ(test, job_status(test, later), 0);
+	KUNIT_EXPECT_EQ(test, run_ab(test, TASK, 0), 0);
 }
 
 /*
