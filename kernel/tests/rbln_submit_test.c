@@ -255,26 +255,37 @@ static void rbln_submit_all_or_nothing(struct kunit *test)
 }
 
 /*
- * Jobs over 64 KiB go through the engine's queue (with REPORT_END a job run
- * inside SUBMIT says so; one of 64 KiB does); bytes arrive, busy time counts.
+ * Jobs over RBLN_HW_RUN_NOW_MAX_BYTES go through the engine's queue (with
+ * REPORT_END a job run inside SUBMIT says so; one of 64 KiB does); bytes
+ * arrive, busy time counts.
  */
 static void rbln_submit_queued_job_copies(struct kunit *test)
 {
+	/* Three copies, 80 KiB, and the last one again until past the limit. */
+	const u32 n = 3 + (RBLN_HW_RUN_NOW_MAX_BYTES - SZ_64K) / SZ_16K;
 	struct fixture *f = test->priv;
 	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->host);
 	struct rbln_bo *c0 = rbln_test_lookup(test, f->file, f->c0);
 	struct rbln_bo *il = rbln_test_lookup(test, f->file, f->il);
-	struct drm_rbln_copy c[3] = {
-		{ .src_handle = f->host, .dst_handle = f->c0, .size = SZ_32K + SZ_16K },
-		{ .src_handle = f->host, .dst_handle = f->c0, .src_offset = SZ_32K,
-		  .dst_offset = SZ_32K + SZ_16K, .size = SZ_16K },
-		{ .src_handle = f->host, .dst_handle = f->il, .size = SZ_16K },
-	};
-	struct drm_rbln_submit a = job(test, EHDMA, 0, c, 3), direct = job(test, EHDMA, 0, c, 2);
+	struct drm_rbln_copy *c = kunit_kcalloc(test, n, sizeof(*c), GFP_KERNEL);
+	struct drm_rbln_submit a, direct;
 	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[EHDMA];
 	u64 busy;
 	u32 i;
 	int status;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c[0] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->c0,
+				       .size = SZ_32K + SZ_16K };
+	c[1] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->c0,
+				       .src_offset = SZ_32K, .dst_offset = SZ_32K + SZ_16K,
+				       .size = SZ_16K };
+	for (i = 2; i < n; i++)
+		c[i] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->il,
+					       .size = SZ_16K };
+	KUNIT_ASSERT_GT(test, (u64)SZ_64K + (n - 2) * SZ_16K, (u64)RBLN_HW_RUN_NOW_MAX_BYTES);
+	a = job(test, EHDMA, 0, c, n);
+	direct = job(test, EHDMA, 0, c, 2);
 
 	for (i = 0; i < SZ_64K; i++)
 		((u8 *)src->vaddr)[i] = i * 7 + i / 251;
@@ -285,7 +296,8 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	busy = atomic64_read(&engine->busy_ns);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
-	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "80 KiB is queued");
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "%u copies past the direct path's limit are queued",
+			    n);
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
 	KUNIT_EXPECT_EQ(test, memcmp(c0->vaddr, src->vaddr, SZ_32K + SZ_16K), 0);
