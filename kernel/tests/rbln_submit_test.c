@@ -306,6 +306,44 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic64_read(&engine->busy_ns), busy);
 }
 
+/*
+ * The direct path's bound: a job of exactly RBLN_HW_RUN_NOW_MAX_BYTES for an
+ * idle engine ends inside SUBMIT, one byte more goes to the scheduler; both
+ * copy every byte.
+ */
+static void rbln_submit_direct_path_limit(struct kunit *test)
+{
+	const u32 n = RBLN_HW_RUN_NOW_MAX_BYTES / SZ_64K;
+	struct fixture *f = test->priv;
+	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->c0);
+	struct rbln_bo *dst = rbln_test_lookup(test, f->file, f->il);
+	struct drm_rbln_copy *c = kunit_kcalloc(test, n + 1, sizeof(*c), GFP_KERNEL);
+	struct drm_rbln_submit a;
+	int status;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	for (i = 0; i < n; i++)
+		c[i] = copy(f->c0, f->il, SZ_64K);
+	c[n] = copy(f->c0, f->il, 1);
+	memset(src->vaddr, 0x3c, SZ_64K);
+	a = job(test, NEURAL, 0, c, n);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 1U, "a job of the limit's bytes runs inside SUBMIT");
+	KUNIT_EXPECT_EQ(test, a.status, 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0x3c, SZ_64K));
+
+	memset(src->vaddr, 0xc3, SZ_64K);
+	a = job(test, NEURAL, 0, c, n + 1);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "one byte more is scheduled");
+	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0xc3, SZ_64K));
+}
+
 static void rbln_wait_rejects_bad_arguments(struct kunit *test)
 {
 	struct fixture *f = test->priv;
@@ -407,6 +445,7 @@ static struct kunit_case rbln_submit_cases[] = {
 	KUNIT_CASE(rbln_submit_engine_reach),
 	KUNIT_CASE(rbln_submit_all_or_nothing),
 	KUNIT_CASE(rbln_submit_queued_job_copies),
+	KUNIT_CASE(rbln_submit_direct_path_limit),
 	KUNIT_CASE(rbln_wait_rejects_bad_arguments),
 	KUNIT_CASE(rbln_submit_injected_failure),
 	KUNIT_CASE(rbln_submit_failed_jobs_are_capped),
