@@ -473,8 +473,10 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 	auto dev = rbln::Device::open(1);
 	const uint64_t baseline = dev.memory().used;
 	{
-		// Too big to end inside SUBMIT.
-		constexpr uint64_t kSize = kDirectMaxBytes + (64 << 10);
+		constexpr uint64_t kSize = 128 << 10;
+		// Odd rounds copy the whole buffer again and again, past the bytes a
+		// job may have to end inside SUBMIT: those jobs are scheduled.
+		constexpr size_t kTimes = kDirectMaxBytes / kSize + 1;
 		std::vector<std::thread> threads;
 		std::atomic<int> failures{0};
 		for (uint32_t chiplet = 0; chiplet < 4; chiplet++)
@@ -486,10 +488,12 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 					for (int i = 0; i < 50; i++) {
 						std::ranges::fill(a.map(), std::byte(i + chiplet));
 						const uint64_t size = i % 2 ? kSize : k4K;
-						auto first = dev.submit(Engine::neural_dma, chiplet,
-									{{a, b, 0, 0, size}});
-						dev.submit(Engine::device_hdma, chiplet, {{b, c, 0, 0, size}}, {},
-							   {first}).wait(10s);
+						const size_t times = i % 2 ? kTimes : 1;
+						const std::vector<rbln::Copy> produce(times, {a, b, 0, 0, size});
+						const std::vector<rbln::Copy> move(times, {b, c, 0, 0, size});
+						auto first = dev.submit(Engine::neural_dma, chiplet, produce);
+						dev.submit(Engine::device_hdma, chiplet, move, {}, {first})
+							.wait(10s);
 						if (c.map()[size - 1] != std::byte(i + chiplet))
 							failures++;
 					}
