@@ -160,11 +160,14 @@ static void rbln_pci_start(struct rbln_pci_device *edev, struct rbln_pci_xfer *x
 		x->faulty = true;
 	}
 	WRITE_ONCE(edev->irq_seen, false);
+	edev->in_flight = true;
+	/* Fault injection: the engine takes the transfer and never ends it. */
+	if (READ_ONCE(edev->stuck))
+		return;
 	lo_hi_writeq(x->src, edev->mmio + EDU_REG_DMA_SRC);
 	lo_hi_writeq(x->dst, edev->mmio + EDU_REG_DMA_DST);
 	lo_hi_writeq(x->len, edev->mmio + EDU_REG_DMA_COUNT);
 	lo_hi_writeq(x->cmd | EDU_DMA_START | EDU_DMA_IRQ, edev->mmio + EDU_REG_DMA_CMD);
-	edev->in_flight = true;
 }
 
 /* Under @lock: nobody waits for the transfer in flight any more. */
@@ -196,7 +199,7 @@ static int rbln_pci_wait_idle(struct rbln_pci_device *edev)
 		cmd = readl(edev->mmio + EDU_REG_DMA_CMD);
 		if (cmd == ~0U)
 			return -ENODEV;		/* the device is gone */
-		if (!(cmd & EDU_DMA_START))
+		if (!(cmd & EDU_DMA_START) && !READ_ONCE(edev->stuck))
 			return 0;
 		if (time_after(jiffies, deadline)) {
 			dev_err_ratelimited(&edev->pdev->dev,
