@@ -39,7 +39,8 @@ void rbln_device_wedge(struct rbln_device *rdev, int error)
 {
 	WRITE_ONCE(rdev->wedge_error, error);
 	WRITE_ONCE(rdev->wedged, true);
-	queue_work(system_wq, &rdev->wedge_work);
+	/* The module's queue: system_wq is deprecated on 7.x (it warns at use). */
+	rbln_jobs_queue_work(&rdev->wedge_work);
 }
 
 int rbln_device_recover(struct rbln_device *rdev)

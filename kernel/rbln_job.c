@@ -158,7 +158,7 @@ void rbln_jobs_queue_drain(struct work_struct *work)
 	queue_work(rbln_drain_wq, work);
 }
 
-/* Deferred frees that must finish before the module goes (fences' pins). */
+/* The module's deferred work that must finish before it goes (fences' pins, a wedge's announcement). */
 void rbln_jobs_queue_work(struct work_struct *work)
 {
 	queue_work(rbln_job_wq, work);
