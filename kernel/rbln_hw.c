@@ -22,7 +22,7 @@ static void rbln_device_wedge_work(struct work_struct *work)
 
 	if (READ_ONCE(rdev->dying) || !READ_ONCE(rdev->wedged))
 		return;
-	drm_err(&rdev->drm, "wedged: a reset failed (%d); jobs fail until RESET succeeds\n",
+	drm_err(&rdev->drm, "wedged: the hardware did not come back from a reset (%d); jobs fail until RESET succeeds\n",
 		READ_ONCE(rdev->wedge_error));
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
 	/*
@@ -217,6 +217,11 @@ void rbln_device_destroy(struct rbln_device *rdev)
 
 
 /* Errors the backend reports (rbln_hw.h). */
+void rbln_hw_device_wedged(struct rbln_device *rdev, int error)
+{
+	rbln_device_wedge(rdev, error);
+}
+
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
 {
 	might_sleep();		/* the uevent and the event allocate */

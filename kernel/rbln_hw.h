@@ -182,7 +182,9 @@ struct rbln_hw_ops {
 	 * job and never reports it, whatever it returns: 0, or an error if the
 	 * engine could not be brought back, which wedges the device (status
 	 * FAULT, a FAULT event and the kernel's WEDGED uevent where it has one;
-	 * no job runs until a RESET succeeds).
+	 * no job runs until a RESET succeeds).  A backend that finds out only
+	 * later that the engine did not come back reports it through
+	 * rbln_hw_device_wedged().
 	 */
 	int (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
 	/*
@@ -236,6 +238,16 @@ void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet);
 /* A chiplet stopped (@lost) or came back: its engines refuse jobs meanwhile. */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost);
+/*
+ * The hardware cannot go on, and the backend learnt it only after
+ * engine_reset had returned (edu: a transfer cannot be cancelled, and the
+ * abandoned one never ended): the device is wedged as after a failed
+ * engine_reset (status FAULT, the FAULT event, the kernel's WEDGED uevent
+ * where it has one; jobs fail with -EIO until a RESET succeeds).  Any
+ * context: it only marks the device and queues the announcement, allocating
+ * nothing, so it may be called where fences are signalled.
+ */
+void rbln_hw_device_wedged(struct rbln_device *rdev, int error);
 /* Where the backend's fault-injection or diagnostics files go (may be NULL). */
 struct dentry *rbln_device_debugfs_dir(struct rbln_device *rdev);
 

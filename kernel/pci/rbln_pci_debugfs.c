@@ -8,7 +8,7 @@
  *                        device carries on
  *   stuck_engine         1: transfers started from now on never end (no
  *                        interrupt, the engine stays busy), as a hung DMA
- *                        engine; 0: it works again
+ *                        engine: the device ends up wedged; 0: it works again
  *   transfers            transfers completed by their interrupt
  *   transfer_timeouts    transfers whose interrupt never came
  */

@@ -18,8 +18,10 @@
  * transfer, when edu's timer fires, reaches no memory (and raises no MSI),
  * so the core may unmap the job's buffers as soon as reset returns.  The
  * next transfer first waits for edu to be idle and then turns bus mastering
- * back on.
+ * back on.  An engine that is still not idle by then never will be: the
+ * device is wedged (rbln_hw_device_wedged) until a RESET finds it idle.
  */
+#include <linux/dma-fence.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
@@ -219,6 +221,14 @@ static int rbln_pci_settle(struct rbln_pci_device *edev)
 {
 	int ret = rbln_pci_wait_idle(edev);
 
+	/*
+	 * Still busy a transfer's timeout after it was abandoned: the engine
+	 * does not come back by itself, and every job would fail a second
+	 * later the same way.  Wedged instead (status FAULT and its event),
+	 * until a RESET finds the engine idle again.
+	 */
+	if (ret == -EIO)
+		rbln_hw_device_wedged(edev->rdev, ret);
 	if (ret)
 		return ret;
 	writel(EDU_IRQ_DMA, edev->mmio + EDU_REG_IRQ_ACK);
@@ -482,8 +492,10 @@ int rbln_pci_engine_reset(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_e
  * edu is conventional PCI without FLR, an Advanced Features capability or
  * power management, so it has no function reset of its own (and a
  * secondary bus reset would reset the root port's other devices too).
- * RESET checks that the device answers as edu and leaves its DMA engine to
- * settle before the next transfer, as after a reset engine.
+ * RESET checks that the device answers as edu and that its DMA engine is
+ * idle (an abandoned transfer ended), and leaves it to settle before the
+ * next transfer, as after a reset engine.  An engine still busy fails the
+ * RESET: the device stays wedged.
  */
 int rbln_pci_device_reset(struct rbln_device *rdev)
 {
@@ -494,6 +506,11 @@ int rbln_pci_device_reset(struct rbln_device *rdev)
 		      "edu has no function reset (no FLR, AF or PM capability): RESET re-checks the device\n");
 	if (id == ~0U || (id & 0xff) != EDU_ID_MAGIC) {
 		dev_err(&edev->pdev->dev, "RESET: the device does not answer (ID register %#x)\n", id);
+		return -EIO;
+	}
+	if (READ_ONCE(edev->dirty) && rbln_pci_wait_idle(edev)) {
+		dev_err(&edev->pdev->dev,
+			"RESET: the DMA engine is still busy with an abandoned transfer\n");
 		return -EIO;
 	}
 	spin_lock(&edev->lock);
