@@ -379,9 +379,18 @@ static bool rbln_pci_reporting(struct rbln_pci_device *edev, enum drm_rbln_engin
 	return ret;
 }
 
+/*
+ * The pushed jobs' fences signal only once this has moved their bytes: the
+ * whole of it is a fence-signalling section (lockdep checks it on the
+ * sanitizer kernel).  So nothing here allocates or takes a lock that is
+ * held while allocating or waiting for a fence: only @lock (a spinlock),
+ * config-space writes (pci_lock, a raw spinlock), MMIO, waits for edu's
+ * interrupt thread, and the completion hook, which is such a section itself.
+ */
 static void rbln_pci_work(struct work_struct *work)
 {
 	struct rbln_pci_device *edev = container_of(work, struct rbln_pci_device, work);
+	bool cookie = dma_fence_begin_signalling();
 	struct rbln_hw_job *job;
 	bool report;
 	int status;
@@ -392,7 +401,7 @@ static void rbln_pci_work(struct work_struct *work)
 		edev->running = job;
 		spin_unlock(&edev->lock);
 		if (!job)
-			return;
+			break;
 		status = rbln_pci_run(edev, job);
 		spin_lock(&edev->lock);
 		report = edev->running == job;	/* not taken back by a reset meanwhile */
@@ -403,6 +412,7 @@ static void rbln_pci_work(struct work_struct *work)
 		if (report)
 			rbln_pci_report(edev, job, status);
 	}
+	dma_fence_end_signalling(cookie);
 }
 
 /*
