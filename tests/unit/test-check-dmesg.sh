@@ -32,6 +32,8 @@ expect fail "an empty log" < /dev/null
 expect fail "a log cut short (no end marker)" < <(printf '%s\n' "$boot")
 expect fail "a log without the boot marker" < <(printf '%s\n' "$end")
 expect fail "lockdep off at the end" < <(printf '%s\n[   90.000000] rbln-vm: end rc=0 lockdep=off\n' "$boot")
+expect fail "rbln's work on a deprecated workqueue (7.x)" < <(printf '%s\n[   53.657223] workqueue: work func rbln_sim_engine_work [rbln] enqueued on deprecated workqueue. Use system_{percpu|dfl}_wq instead.\n%s\n' "$boot" "$end")
+expect pass "another module's work on a deprecated workqueue" < <(printf '%s\n[   53.657223] workqueue: work func other_work [other] enqueued on deprecated workqueue. Use system_{percpu|dfl}_wq instead.\n%s\n' "$boot" "$end")
 expect fail "a WARN" < <(printf '%s\n[   50.000000] WARNING: CPU: 0 PID: 1 at rbln_job.c:10\n%s\n' "$boot" "$end")
 expect pass "a report from the kernel's boot, before init" < <(printf '[    0.500000] BUG: KASAN: wild-memory-access in cpu_detect\n%s\n%s\n' "$boot" "$end")
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Fail (and print the lines) when a kernel log holds a warning, bug, oops,
-# sanitizer or leak report, or is not the whole log of a run.  Taint from
+# sanitizer or leak report, rbln's work queued on a workqueue the kernel
+# deprecates (7.x names it), or is not the whole log of a run.  Taint from
 # loading an out-of-tree, unsigned module is expected and not reported, nor
 # are the checkers' start-up banners.
 #
@@ -37,7 +38,7 @@ set -u
 serial=0
 [ "${1:-}" = --serial ] && { serial=1; shift; }
 log=${1:?usage: check-dmesg.sh [--serial] LOG}
-headers='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|UBSAN|kmemleak|refcount_t:|list_add corruption|list_del corruption|rbln.*leak|possible circular locking|INFO: task .* blocked|hung_task|stack-protector|double free|use-after-free|page allocation failure:|vmalloc error:'
+headers='WARNING:|BUG:|Oops|work func [^ ]+ \[rbln\] enqueued on deprecated workqueue|general protection fault|Kernel panic|KASAN|UBSAN|kmemleak|refcount_t:|list_add corruption|list_del corruption|rbln.*leak|possible circular locking|INFO: task .* blocked|hung_task|stack-protector|double free|use-after-free|page allocation failure:|vmalloc error:'
 dma_faults='DMAR: \[DMA (Read|Write)|DMAR: DRHD: handling fault'
 headers+="|$dma_faults|DMAR: \\[INTR-REMAP|irq [0-9]+: nobody cared|Disabling IRQ #"
 expect_begin='rbln-test: expect DMAR fault: begin'
