@@ -20,7 +20,7 @@ packages=(
 	prometheus-cpp-dev prometheus curl iproute2 python3-yaml
 	golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
 	libtomlplusplus-dev podman
-	libtracefs-dev	# rbln-smi trace record
+	libtracefs-dev libtraceevent-dev	# rbln-smi trace record (libtracefs.pc requires libtraceevent, which libtracefs-dev does not pull in)
 	containerd docker.io	# tests/k8s/test_containerd.cpp: Debian 12's containerd 1.6 (and runc), dockerd 20.10
 )
 # kubectl (tests/deploy/check.sh): Debian's kubernetes-client, unless some
