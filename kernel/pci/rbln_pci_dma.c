@@ -381,11 +381,13 @@ static bool rbln_pci_reporting(struct rbln_pci_device *edev, enum drm_rbln_engin
 
 /*
  * The pushed jobs' fences signal only once this has moved their bytes: the
- * whole of it is a fence-signalling section (lockdep checks it on the
- * sanitizer kernel).  So nothing here allocates or takes a lock that is
- * held while allocating or waiting for a fence: only @lock (a spinlock),
- * config-space writes (pci_lock, a raw spinlock), MMIO, waits for edu's
- * interrupt thread, and the completion hook, which is such a section itself.
+ * whole of it is a fence-signalling section, which lockdep checks where it
+ * is built in (CONFIG_PROVE_LOCKING; the sanitizer kernel has no IOMMU to
+ * bind edu behind, so no VM of make test checks it yet).  So nothing here
+ * allocates or takes a lock that is held while allocating or waiting for a
+ * fence: only @lock (a spinlock), config-space writes (pci_lock, a raw
+ * spinlock), MMIO, waits for edu's interrupt thread, and the completion
+ * hook, which is such a section itself.
  */
 static void rbln_pci_work(struct work_struct *work)
 {
