@@ -329,10 +329,13 @@ int rbln_sim_init(void)
 {
 	int ret;
 
+	ret = rbln_sim_wq_init();
+	if (ret)
+		return ret;
 	rbln_sim_bus.bus_groups = rbln_sim_bus_groups;
 	ret = bus_register(&rbln_sim_bus);
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = driver_register(&rbln_sim_driver);
 	if (ret)
 		goto err_bus;
@@ -346,6 +349,8 @@ err_devices:
 	driver_unregister(&rbln_sim_driver);
 err_bus:
 	bus_unregister(&rbln_sim_bus);
+err_wq:
+	rbln_sim_wq_fini();
 	return ret;
 }
 
@@ -354,4 +359,5 @@ void rbln_sim_exit(void)
 	rbln_sim_del_all();
 	driver_unregister(&rbln_sim_driver);
 	bus_unregister(&rbln_sim_bus);
+	rbln_sim_wq_fini();
 }
