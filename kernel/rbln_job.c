@@ -314,6 +314,7 @@ static void rbln_job_end_work(struct work_struct *work)
 	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
+	rbln_test_point(RBLN_TP_JOB_END_WORK);
 	if (job->timed_out)
 		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
