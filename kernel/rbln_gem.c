@@ -508,6 +508,31 @@ int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file
 }
 
 /*
+ * The kernel mapping of an imported buffer.  dma_buf_vmap() warns when the
+ * exporter's vmap fails, and an rbln exporter's fails when its device went
+ * away after the import got the buffer's pages (a removal racing the import:
+ * the storm's chaos did it): a WARN any user could cause.  For a buffer of
+ * another rbln device the import holds that device for the vmap and places
+ * the buffer first, so the vmap cannot fail and a removed device is a plain
+ * ENODEV here.
+ */
+static int rbln_import_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct drm_gem_object *obj = dmabuf->priv;	/* a GEM object where DRM exported it */
+	int ret, idx;
+
+	if (dmabuf->ops->vmap != drm_gem_dmabuf_vmap || obj->funcs != &rbln_bo_funcs)
+		return rbln_dma_buf_vmap(dmabuf, map);
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
+	ret = rbln_bo_place(to_rbln_bo(obj));
+	if (!ret)
+		ret = rbln_dma_buf_vmap(dmabuf, map);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/*
  * A buffer exported by another device: host memory to this one, reachable by
  * External HDMA, taking none of this device's capacity.  Its bytes are
  * reached through the exporter's kernel mapping, which works for exporters
@@ -523,7 +548,7 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 	bo = rbln_bo_alloc(drm, attach->dmabuf->size, DRM_RBLN_BO_HOST, 0);
 	if (IS_ERR(bo))
 		return ERR_CAST(bo);
-	ret = rbln_dma_buf_vmap(attach->dmabuf, &bo->import_map);
+	ret = rbln_import_vmap(attach->dmabuf, &bo->import_map);
 	if (ret) {
 		drm_gem_object_put(&bo->base);
 		return ERR_PTR(ret);

@@ -132,8 +132,10 @@ fi
 
 # The PCI backend (tests/vm/pci-suite.sh: QEMU's edu boards behind an IOMMU)
 # in a PCI VM per kernel, one after another, beside the suites' VMs below:
-# each VM is one TCG thread, and the machine has two cores.  Their results
-# are counted after the NUMA VM.
+# each VM is one TCG thread, and the machine has two cores.  Then, on the
+# first 6.12 kernel, a short storm (RBLN_PCI_STORM_SECONDS, default 30) with
+# both boards among its NPUs: Debian's kernel has the IOMMU the sanitizer
+# kernel lacks.  Their results are counted after the NUMA VM.
 pci_vms() {
 	local k
 	for k in "$@"; do
@@ -141,9 +143,16 @@ pci_vms() {
 			> "$build/vm/pci-$k.log" 2>&1
 		echo $? > "$build/vm/pci-$k.rc"
 	done
+	k=$(printf '%s\n' "$@" | grep -m1 '^6\.12\.') || return 0
+	local start=$SECONDS
+	RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-storm" "$k" env \
+		STRESS_SECONDS="${RBLN_PCI_STORM_SECONDS:-30}" STORM_ARGS=--no-fail-allocations \
+		"$top/tests/stress/storm.sh" > "$build/vm/pci-storm.log" 2>&1
+	echo $? > "$build/vm/pci-storm.rc"
+	echo "$k $((SECONDS - start))" > "$build/vm/pci-storm.took"
 }
 mkdir -p "$build/vm"
-rm -f "$build"/vm/pci-*.rc
+rm -f "$build"/vm/pci-*.rc "$build/vm/pci-storm.took"
 pci_start=$SECONDS
 pci_vms "${kernels[@]}" &
 pci_pid=$!
@@ -221,6 +230,14 @@ for k in "${kernels[@]}"; do
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI VM $k"
 	result "PCI VM $k (suite or kernel log; see $out and $build/vm/pci-$k.log)" "$(cat "$build/vm/pci-$k.rc" 2>/dev/null || echo 1)"
 done
+if read -r k took 2>/dev/null < "$build/vm/pci-storm.took"; then
+	grep -h -e '^storm' -e '^run-vm' "$build/vm/pci-storm.log"
+	echo "the storm with PCI NPUs took $took s"
+	result "storm with PCI NPUs on $k (work, memory, removal, unload or kernel log; see $build/vm/pci-storm)" \
+		"$(cat "$build/vm/pci-storm.rc" 2>/dev/null || echo 1)"
+else
+	skip "the storm with PCI NPUs: no 6.12 kernel among ${kernels[*]:-none}"
+fi
 
 dk=${RBLN_DEBUG_KERNEL:-}
 if [ -n "$dk" ]; then

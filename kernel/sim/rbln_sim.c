@@ -25,7 +25,7 @@
 #include "../rbln_test_point.h"
 #include "rbln_sim.h"
 
-#define RBLN_SIM_MAX_ID		254	/* the id is the simulated PCI bus number - 1 */
+#define RBLN_SIM_MAX_ID		254	/* the id is its bus id's bus number; PCI NPUs start at 256 */
 
 static char *sim_devices = "";
 module_param(sim_devices, charp, 0444);

@@ -30,6 +30,12 @@ struct rbln_sim_device;
 #define RBLN_SIM_JOB_MAX_BYTES	SZ_16M
 #define RBLN_SIM_CHUNK		SZ_1M
 
+/*
+ * The device number of every simulated NPU's bus id (0000:<id>:20.0): PCI
+ * has 32 devices per bus, 00..1f, so no real function has it.
+ */
+#define RBLN_SIM_PCI_DEVICE	0x20
+
 /* One simulated engine: it runs the job it was given in a work item of its own. */
 struct rbln_sim_engine {
 	struct rbln_sim_device *sdev;

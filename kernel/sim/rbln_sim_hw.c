@@ -29,9 +29,13 @@ void rbln_sim_fill_info(const struct rbln_sim_device *sdev, struct rbln_hw_info 
 	info->uuid = uuid;
 	snprintf(info->serial, sizeof(info->serial), "SIM%04X%06u",
 		 sku->pci_device_id, sdev->id);
-	/* Bus 0 is the host bridge on real machines; NPUs start at bus 1. */
-	snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "0000:%02x:00.0",
-		 sdev->id + 1);
+	/*
+	 * In PCI's format, so tools read it as any bus id, but one no real
+	 * function has (RBLN_SIM_PCI_DEVICE): neither it nor its
+	 * /dev/rbln/by-path link can be a real board's.
+	 */
+	snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "0000:%02x:%02x.0",
+		 sdev->id, RBLN_SIM_PCI_DEVICE);
 	info->numa_node = sdev->id % num_online_nodes();
 	strscpy(info->firmware_version, RBLN_SIM_FIRMWARE_VERSION,
 		sizeof(info->firmware_version));

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -465,6 +466,25 @@ TEST_F(Pci, BothBoardsAreNpusWithNodesAndLinksBesideTheSimulatedOne)
 		EXPECT_EQ(info.pci_device_id, 0x11e8);
 		EXPECT_EQ(info.chiplet_count, 1u);
 		EXPECT_EQ(info.index, n.index);
+	}
+}
+
+// A simulated NPU's bus id is no PCI function of this machine (the boards',
+// their root ports', the host bridge's), so neither it nor its by-path link
+// can be taken for a real device's; rbln-smi still shows it in PCI's format.
+TEST_F(Pci, SimulatedBusIdsAreNoRealDevicesAndTheirLinksTheirOwn)
+{
+	const auto sims = sim_devices();
+	ASSERT_FALSE(sims.empty()) << "tests/vm/pci-suite.sh makes a simulated ATOM";
+	const std::regex format("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$");
+	for (const auto &s : sims) {
+		const std::string bus = read_file(s.sysfs + "/pci_bus_id").value_or("");
+		EXPECT_TRUE(std::regex_match(bus, format)) << "simulated NPU " << s.index << ": '" << bus << "'";
+		std::error_code ec;
+		EXPECT_FALSE(fs::exists(fs::path(kPciDevices) / bus, ec))
+			<< "simulated NPU " << s.index << " has the bus id of PCI function " << bus;
+		EXPECT_EQ(fs::canonical("/dev/rbln/by-path/pci-" + bus, ec), fs::path(s.node))
+			<< "/dev/rbln/by-path/pci-" << bus << " is not simulated NPU " << s.index << "'s";
 	}
 }
 

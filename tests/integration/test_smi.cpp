@@ -52,8 +52,8 @@ TEST(Smi, DefaultViewGolden)
 		  "+----------------------------------------------------------------------------+\n"
 		  "| NPU Name      Device PCI BUS ID   Temp  Power Perf Memory(used/total) Util |\n"
 		  "+----------------------------------------------------------------------------+\n"
-		  "|   0 RBLN-CA12 rbln0  0000:01:00.0  32C  18.0W  P14         0 / 64 MiB   0% |\n"
-		  "|   1 RBLN-CR03 rbln1  0000:02:00.0  32C  60.0W  P14         0 / 64 MiB   0% |\n"
+		  "|   0 RBLN-CA12 rbln0  0000:00:20.0  32C  18.0W  P14         0 / 64 MiB   0% |\n"
+		  "|   1 RBLN-CR03 rbln1  0000:01:20.0  32C  60.0W  P14         0 / 64 MiB   0% |\n"
 		  "+----------------------------------------------------------------------------+\n"
 		  "| Context Information                                                        |\n"
 		  "+----------------------------------------------------------------------------+\n"
@@ -67,7 +67,7 @@ TEST(Smi, DefaultViewGolden)
 
 TEST(Smi, FullReportShowsChiplets)
 {
-	SmiResult r = smi("-q -i 0000:02:00.0");
+	SmiResult r = smi("-q -i 0000:01:20.0");
 	EXPECT_EQ(r.exit, 0);
 	EXPECT_NE(r.out.find("|     chiplet 0          0 / 16 MiB  NDMA TDMA DHDMA EHDMA"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("|       busy  NDMA "), std::string::npos) << r.out;
@@ -91,7 +91,7 @@ TEST(Smi, ContextsShowHoldersAndStaleClients)
 			     std::to_string(getpid())), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("3 / 64 MiB acquired"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("2 / 64 MiB STALE"), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:02:00.0  32C  60.0W  P14         3 / 64 MiB"),
+	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:01:20.0  32C  60.0W  P14         3 / 64 MiB"),
 		  std::string::npos) << r.out;
 
 	// --reclaim frees the stale one and only that.
@@ -118,7 +118,7 @@ TEST(Smi, JsonIsTypedAndVersioned)
 	EXPECT_EQ(rebel["name"], "RBLN-CR03");
 	EXPECT_TRUE(rebel["memory"]["total"].is_number_integer());
 	EXPECT_EQ(rebel["memory"]["total"], 64ull << 20);
-	EXPECT_EQ(rebel["pci"]["bus_id"], "0000:02:00.0");
+	EXPECT_EQ(rebel["pci"]["bus_id"], "0000:01:20.0");
 	EXPECT_TRUE(rebel["temperature_c"].is_number_integer());
 	ASSERT_EQ(rebel["chiplets"].size(), 4u);
 	EXPECT_EQ(rebel["chiplets"][0]["engines"].back(), "external_hdma");
@@ -372,7 +372,7 @@ TEST(Smi, TopoShowsTheLinksTheDriverPublishes)
 	SmiResult r = smi("topo -i 1");
 	EXPECT_EQ(r.exit, 0);
 	EXPECT_EQ(r.out.substr(0, r.out.find("\n\n")),
-		  "NPU 1 RBLN-CR03 (0000:02:00.0, NUMA node 0)\n"
+		  "NPU 1 RBLN-CR03 (0000:01:20.0, NUMA node 0)\n"
 		  "            C0     C1     C2     C3    Host\n"
 		  "  C0         X    D2D    D2D      -   EHDMA\n"
 		  "  C1       D2D      X      -    D2D  via C0\n"
@@ -493,7 +493,7 @@ TEST(Smi, AUserOutsideGroupRblnSeesDevicesAndGetsPermissionErrors)
 	};
 	SmiResult r = run("");
 	EXPECT_EQ(r.exit, 0) << r.out;
-	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:02:00.0"), std::string::npos) << "devices from sysfs";
+	EXPECT_NE(r.out.find("|   1 RBLN-CR03 rbln1  0000:01:20.0"), std::string::npos) << "devices from sysfs";
 	EXPECT_NE(r.out.find("note: processes of NPU 0 not shown: cannot open"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("permission denied; device nodes belong to group 'rbln'"), std::string::npos) << r.out;
 	EXPECT_EQ(run("--reclaim").exit, 4);

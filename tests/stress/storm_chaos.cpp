@@ -20,7 +20,8 @@ namespace storm {
 namespace {
 
 constexpr const char *kSimBus = "/sys/bus/rbln_sim";
-constexpr const char *kFaultDirs = "/sys/kernel/debug/rbln/rbln[0-9]*";
+// The simulated NPUs' fault controls (a PCI NPU's directory has none of them).
+constexpr const char *kFaultControl = "/sys/kernel/debug/rbln/rbln[0-9]*/fail_next_jobs";
 constexpr uint64_t kInjectionBudget = 1000000000;	// "times" (an int): counts down as it fails
 
 int write_file(const std::string &path, const std::string &value)
@@ -51,8 +52,12 @@ public:
 
 	void step()
 	{
-		auto dirs = glob_paths(kFaultDirs);
-		std::string dir = dirs.empty() ? std::string() : dirs[below(dirs.size())];
+		auto controls = glob_paths(kFaultControl);
+		std::string dir;	// the directory of one of them
+		if (!controls.empty()) {
+			dir = controls[below(controls.size())];
+			dir.resize(dir.rfind('/'));
+		}
 		unsigned chiplet = static_cast<unsigned>(below(4));
 		unsigned engine = static_cast<unsigned>(below(DRM_RBLN_ENGINE_COUNT));
 		switch (below(7)) {

@@ -15,12 +15,13 @@ namespace storm {
 // jobs joined by syncobjs that went in whole, counted once its last job's
 // end is known (ok: it ended well, so every job before it did).  HugeJob is
 // a SUBMIT of exactly the job byte limit (ok: it went in); TimelineChain two
-// jobs joined by a timeline syncobj point, counted as Chain is.
+// jobs joined by a timeline syncobj point, counted as Chain is.  PciJobEnd
+// is JobEnd on a PCI NPU (not simulated).
 enum class Op : unsigned {
 	Open, Close, BoCreate, BoCreateInvalid, GemClose, BoInfo, Mmap, Submit, SubmitBroken,
 	SubmitBatch, Chain, Wait, JobEnd, PrimeExport, PrimeImport, Acquire, Release, ListClients,
 	Reclaim, Reset, Query, ForkChild, FaultInject, DeviceAdd, DeviceRemove, HugeJob,
-	TimelineChain, Count
+	TimelineChain, PciJobEnd, Count
 };
 
 constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpNames = {
@@ -28,6 +29,7 @@ constexpr std::array<std::string_view, static_cast<unsigned>(Op::Count)> kOpName
 	"submit", "submit_broken", "submit_batch", "chain", "wait", "job_end", "prime_export",
 	"prime_import", "acquire", "release", "list_clients", "reclaim", "reset", "query",
 	"fork_child", "fault_inject", "device_add", "device_remove", "huge_job", "timeline_chain",
+	"pci_job_end",
 };
 
 constexpr unsigned kMaxErrno = 256;

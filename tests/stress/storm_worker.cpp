@@ -23,6 +23,7 @@
 
 #include "rbln_drm.h"
 #include "storm_devices.h"
+#include "storm_limits.h"
 #include "storm_stats.h"
 
 namespace storm {
@@ -39,6 +40,7 @@ struct Bo {
 struct File {
 	int fd;
 	std::string node;
+	DeviceLimits lim;
 	std::vector<Bo> bos;
 	std::vector<uint64_t> seqnos;		// jobs not waited for yet
 	std::vector<uint64_t> chain_ends;	// those of them that end a chain
@@ -180,8 +182,11 @@ private:
 		const std::string &node = pick(nodes);
 		int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
 		stats().record(Op::Open, fd < 0 ? errno : 0);
-		if (fd >= 0)
-			files_.push_back({fd, node, {}, {}, {}, {}});
+		if (fd < 0)
+			return;
+		DeviceLimits lim;	// unread (a revoked file): no engines, so no job is built for it
+		read_limits(fd, lim);
+		files_.push_back({fd, node, lim, {}, {}, {}, {}});
 	}
 
 	void close_file()
@@ -201,7 +206,7 @@ private:
 		drm_rbln_bo_create c{};
 		c.size = (1 + below(64)) * 4096 + (chance(20) ? below(4096) : 0);
 		c.flags = (chance(30) ? DRM_RBLN_BO_EAGER : 0) | (chance(20) ? DRM_RBLN_BO_HOST : 0);
-		c.chiplet = chance(20) ? DRM_RBLN_CHIPLET_INTERLEAVED : static_cast<uint32_t>(below(4));
+		c.chiplet = chance(20) ? DRM_RBLN_CHIPLET_INTERLEAVED : static_cast<uint32_t>(below(f->lim.chiplets));
 		if (c.flags & DRM_RBLN_BO_HOST)
 			c.chiplet = 0;
 		int err = call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c);
@@ -307,10 +312,25 @@ private:
 		return !b.host && (b.chiplet == chiplet || b.chiplet == DRM_RBLN_CHIPLET_INTERLEAVED);
 	}
 
+	// An on-chip engine of @chiplet (Neural DMA, Task DMA, Device HDMA: those
+	// the device has there), or DRM_RBLN_ENGINE_COUNT if it has none.
+	uint32_t on_chip_engine(const DeviceLimits &lim, uint32_t chiplet)
+	{
+		std::vector<uint32_t> kinds;
+		for (uint32_t e : {DRM_RBLN_ENGINE_NEURAL_DMA, DRM_RBLN_ENGINE_TASK_DMA, DRM_RBLN_ENGINE_DEVICE_HDMA})
+			if (lim.has(chiplet, e))
+				kinds.push_back(e);
+		return kinds.empty() ? static_cast<uint32_t>(DRM_RBLN_ENGINE_COUNT) : pick(kinds);
+	}
+
 	// A copy the driver should accept: External HDMA between a host buffer
-	// and chiplet 0, or an on-chip engine between buffers of one chiplet.
+	// and chiplet 0, or an on-chip engine between buffers of one chiplet,
+	// within the device's limits (DeviceLimits: a PCI NPU's jobs are small,
+	// one of a file's at a time).
 	bool valid_job(File &f, drm_rbln_submit &s, std::vector<drm_rbln_copy> &copies)
 	{
+		if (f.seqnos.size() >= f.lim.max_pending())
+			return false;
 		const Bo &a = pick(f.bos);
 		std::vector<const Bo *> peers;
 		if (a.host) {
@@ -321,22 +341,29 @@ private:
 					peers.push_back(&b);
 		} else {
 			s.chiplet = a.chiplet == DRM_RBLN_CHIPLET_INTERLEAVED ? 0 : a.chiplet;
-			s.engine = static_cast<uint32_t>(below(3));	// NEURAL, TASK, DEVICE_HDMA
+			s.engine = on_chip_engine(f.lim, s.chiplet);
 			for (const Bo &b : f.bos)
 				if (on(b, s.chiplet) && b.handle != a.handle)
 					peers.push_back(&b);
 		}
-		if (peers.empty())
+		if (peers.empty() || !f.lim.has(s.chiplet, s.engine))
 			return false;
-		copies.resize(1 + below(8));
-		for (auto &c : copies) {
+		copies.resize(1 + below(f.lim.max_copies()));
+		uint64_t left = f.lim.job_bytes();
+		for (size_t i = 0; i < copies.size(); i++) {
+			drm_rbln_copy &c = copies[i];
 			const Bo &b = *peers[below(peers.size())];
 			bool to_a = chance(50);
 			c.src_handle = to_a ? b.handle : a.handle;
 			c.dst_handle = to_a ? a.handle : b.handle;
-			c.size = 1 + below(std::min(a.size, b.size));
+			c.size = 1 + below(std::min({a.size, b.size, left}));
 			c.src_offset = below((to_a ? b.size : a.size) - c.size + 1);
 			c.dst_offset = below((to_a ? a.size : b.size) - c.size + 1);
+			left -= c.size;
+			if (!left) {
+				copies.resize(i + 1);
+				break;
+			}
 		}
 		return true;
 	}
@@ -420,7 +447,7 @@ private:
 		std::array<drm_rbln_sync, 4> waits{};
 		std::array<uint32_t, 4> syncs{};
 		size_t n = 0, links = 0;
-		for (size_t want = 1 + below(4); n < want && valid_job(*f, subs[n], copies[n]); n++)
+		for (size_t want = 1 + below(f->lim.slow() ? 2 : 4); n < want && valid_job(*f, subs[n], copies[n]); n++)
 			fill(subs[n], copies[n]);
 		if (!n)
 			return;
@@ -500,6 +527,8 @@ private:
 		if (err || !std::erase(f.seqnos, w.seqno))
 			return;		// still running, or not a job it waits for
 		stats().record(Op::JobEnd, -w.status);
+		if (!f.lim.simulated)
+			stats().record(Op::PciJobEnd, -w.status);
 		if (std::erase(f.chain_ends, w.seqno))
 			stats().record(Op::Chain, -w.status);
 		if (std::erase(f.timeline_ends, w.seqno))
@@ -507,30 +536,33 @@ private:
 	}
 
 	// The biggest job the driver allows (DRM_RBLN_PARAM_JOB_MAX_BYTES) on
-	// Neural DMA of chiplet 0, as 4 MiB copies between two lazy buffers made
-	// for it (their handles go at once, the job keeps them); one byte more is
+	// Neural DMA of chiplet 0, as 4 MiB copies (one copy of the limit where
+	// it is smaller, as on a PCI NPU) between two lazy buffers made for it
+	// (their handles go at once, the job keeps them); one byte more is
 	// refused.  Waited for now and then, so that a kill often finds it running.
 	void huge_job()
 	{
 		File *f = any_file();
-		if (!f)
+		if (!f || f->seqnos.size() >= f->lim.max_pending())
 			return;
-		constexpr uint64_t kPiece = 4ULL << 20;
 		drm_rbln_get_param p{};
 		p.param = DRM_RBLN_PARAM_JOB_MAX_BYTES;
-		if (call(f->fd, DRM_IOCTL_RBLN_GET_PARAM, &p) || !p.value || p.value % kPiece)
+		if (call(f->fd, DRM_IOCTL_RBLN_GET_PARAM, &p) || !p.value)
+			return;
+		const uint64_t piece = std::min<uint64_t>(4ULL << 20, p.value);
+		if (p.value % piece)
 			return;
 		std::array<uint32_t, 2> h{};
 		for (uint32_t &handle : h) {
 			drm_rbln_bo_create c{};
-			c.size = kPiece;
+			c.size = piece;
 			if (call(f->fd, DRM_IOCTL_RBLN_BO_CREATE, &c))
 				break;
 			handle = c.handle;
 		}
 		if (h[0] && h[1]) {
-			std::vector<drm_rbln_copy> copies(p.value / kPiece,
-							  drm_rbln_copy{h[0], h[1], 0, 0, kPiece});
+			std::vector<drm_rbln_copy> copies(p.value / piece,
+							  drm_rbln_copy{h[0], h[1], 0, 0, piece});
 			drm_rbln_submit s{};
 			s.engine = DRM_RBLN_ENGINE_NEURAL_DMA;
 			copies.push_back({h[0], h[1], 0, 0, 1});

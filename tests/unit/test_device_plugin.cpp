@@ -62,8 +62,8 @@ TEST(Inventory, ResourceNamesPerMode)
 {
 	EXPECT_EQ(resource_names(ResourceMode::family), (Ids{"rebellions.ai/ATOM", "rebellions.ai/REBEL"}));
 	EXPECT_EQ(resource_names(ResourceMode::single), (Ids{"rebellions.ai/npu"}));
-	Npu atom_max{0, "u", "atom-max", "0000:01:00.0", 0, true, {}, {}};
-	Npu rebel{1, "v", "rebel100", "0000:02:00.0", 0, true, {}, {}};
+	Npu atom_max{0, "u", "atom-max", "0000:00:20.0", 0, true, {}, {}};
+	Npu rebel{1, "v", "rebel100", "0000:01:20.0", 0, true, {}, {}};
 	EXPECT_EQ(resource_of(atom_max, ResourceMode::family), "rebellions.ai/ATOM");
 	EXPECT_EQ(resource_of(rebel, ResourceMode::family), "rebellions.ai/REBEL");
 	EXPECT_EQ(resource_of(rebel, ResourceMode::single), "rebellions.ai/npu");

@@ -8,18 +8,14 @@
 # suspects nothing).  GTEST_FILTER narrows.
 set -u
 [ "${RBLN_VM_PCI:-0}" = 1 ] || { echo "pci-suite: not a PCI VM (run it through run-vm.sh with RBLN_VM_PCI=1)"; exit 2; }
-# The simulated ATOM is made with id 8 (below), not 0: the simulator names its
-# NPU N's bus 0000:(N+1):00.0, and the boards are on buses 1 and 2, so sim
-# NPU 0 would claim the first board's bus id and /dev/rbln/by-path link (a
-# known collision of simulated and real bus ids).
 export RBLN_KO_PARAMS="sim_memory_mib=64"
 export RBLN_SMI="${RBLN_BUILD:-$RBLN_TOP/build}/cmake/tools/rbln-smi/rbln-smi"
 # shellcheck source=tests/vm/setup-node.sh
 . "$(dirname "$0")/setup-node.sh"
 
-echo "pci-suite: setting up the node ($RBLN_KO_PARAMS, a simulated ATOM as NPU 8)"
+echo "pci-suite: setting up the node ($RBLN_KO_PARAMS, a simulated ATOM as NPU 0)"
 setup_node || { echo "pci-suite: FAILED: node setup"; exit 1; }
-echo "8 atom 64" > /sys/bus/rbln_sim/new_device || { echo "pci-suite: FAILED: the simulated ATOM"; exit 1; }
+echo "0 atom 64" > /sys/bus/rbln_sim/new_device || { echo "pci-suite: FAILED: the simulated ATOM"; exit 1; }
 udevadm settle --timeout=60
 lspci -nn -k -d 1234:11e8
 
