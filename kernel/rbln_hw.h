@@ -275,16 +275,17 @@ const char *rbln_engine_name(enum drm_rbln_engine kind);
  * The backends' entry points, the only backend symbols the core calls:
  * module init starts each backend, which then finds its devices and calls
  * rbln_device_create(); module exit stops it.  A backend configured out
- * (Kbuild) is a stub that starts nothing, as netdevsim does it.
+ * (Kbuild) is a stub that starts nothing, as netdevsim does it.  Kbuild
+ * says which are in (RBLN_BACKEND_*, from Kconfig in tree).
  */
-#if IS_ENABLED(CONFIG_DRM_RBLN_SIM)
+#if IS_ENABLED(RBLN_BACKEND_SIM)
 int rbln_sim_init(void);
 void rbln_sim_exit(void);
 #else
 static inline int rbln_sim_init(void) { return 0; }
 static inline void rbln_sim_exit(void) { }
 #endif
-#if IS_ENABLED(CONFIG_DRM_RBLN_PCI)
+#if IS_ENABLED(RBLN_BACKEND_PCI)
 int rbln_pci_init(void);
 void rbln_pci_exit(void);
 #else

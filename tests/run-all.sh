@@ -110,9 +110,12 @@ if [ "$vm_only" = 0 ]; then
 	"$top/tests/kunit/run.sh"
 	kunit_rc=$?
 	# kunit.py's summary: "Testing complete. Ran N tests: passed: P, failed: F,
-	# skipped: S, crashed: C, errors: E" (the counts that are 0 left out).
-	summary=$(grep -o 'Ran [0-9]* tests:.*' "$build/kunit/results.txt" 2>/dev/null | tail -1)
-	kunit_count() { echo "$summary" | sed -n "s/.*$1: \([0-9]*\).*/\1/p"; }
+	# skipped: S, crashed: C, errors: E" (the counts that are 0 left out),
+	# one per module (rbln.ko's suites, rbln_fake_hw.ko's): added up.
+	summary=$(grep -o 'Ran [0-9]* tests:.*' "$build/kunit/results.txt" 2>/dev/null)
+	kunit_count() {
+		echo "$summary" | sed -n "s/.*$1: \([0-9]*\).*/\1/p" | awk '{ n += $1 } END { if (NR) print n }'
+	}
 	p=$(kunit_count passed) s=$(kunit_count skipped)
 	f=0
 	for what in failed crashed errors; do

@@ -16,7 +16,7 @@
 #include <linux/uaccess.h>
 #include <drm/drm.h>
 
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 #define NEURAL	DRM_RBLN_ENGINE_NEURAL_DMA
 #define TASK	DRM_RBLN_ENGINE_TASK_DMA

@@ -14,7 +14,7 @@
 #include <drm/drm_gem.h>
 
 #include "../rbln_client.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 static int acquire(struct kunit *test, struct file *file)
 {

@@ -8,7 +8,7 @@
 #include <linux/fs.h>
 #include <linux/string.h>
 
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 /* Writes @cmd to the file @name of @rdev's debugfs directory: 0 if it all went, else the error. */
 static ssize_t debugfs_write(struct kunit *test, struct rbln_device *rdev, const char *name,

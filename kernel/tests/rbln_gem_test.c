@@ -4,7 +4,7 @@
 #include <linux/sizes.h>
 #include <drm/drm.h>
 
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 static int bo_create(struct kunit *test, struct file *file, struct drm_rbln_bo_create *args)
 {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the KUnit suites share: simulated devices made and removed per test,
- * open files made in the kernel (mock_drm_getfile), and ioctls issued through
- * the file's real ioctl path with their arguments in user memory mapped for
- * the test (kunit_vm_mmap), so validation sees exactly what user space sends.
+ * What the KUnit suites share, whatever backend made their devices (the
+ * simulator, rbln_kunit_sim.h, or the fake one, rbln_fake_hw.h): open files
+ * made in the kernel (mock_drm_getfile), and ioctls issued through the file's
+ * real ioctl path with their arguments in user memory mapped for the test
+ * (kunit_vm_mmap), so validation sees exactly what user space sends.
  */
 #ifndef RBLN_KUNIT_H
 #define RBLN_KUNIT_H
@@ -15,18 +16,9 @@
 #include "../rbln_client.h"
 #include "../rbln_gem.h"
 #include "../rbln_test_point.h"
-#include "../sim/rbln_sim.h"
 
-/* The simulator behind a test device, for its fault-injection state. */
-static inline struct rbln_sim_device *rbln_test_sim(struct rbln_device *rdev)
-{
-	return rbln_device_hw_priv(rdev);
-}
-
-/* A simulated device ("SKU [MEMORY_MIB]"), removed when the test ends. */
-struct rbln_device *rbln_test_device(struct kunit *test, const char *sku_and_mib);
-/* Removes it now (hot-unplug with files possibly still open). */
-void rbln_test_remove_device(struct kunit *test, struct rbln_device *rdev);
+/* drm_dev_put() of @rdev at the end of the test (which holds a reference). */
+void rbln_test_hold_device(struct kunit *test, struct rbln_device *rdev);
 
 /* An open file of @rdev, closed when the test ends. */
 struct file *rbln_test_open(struct kunit *test, struct rbln_device *rdev);

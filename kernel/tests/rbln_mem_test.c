@@ -9,7 +9,7 @@
 
 #include "../rbln_device.h"
 #include "../rbln_gem.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 #define WINDOW(w)	((u64)(w) << 40)
 #define INTERLEAVED	DRM_RBLN_CHIPLET_INTERLEAVED

@@ -10,7 +10,7 @@
 #include <linux/string.h>
 #include <drm/drm_prime.h>
 
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 /* Imports @obj of one device into @file of another, as PRIME_FD_TO_HANDLE does. */
 static u32 import(struct kunit *test, struct rbln_device *into, struct file *file,

@@ -4,7 +4,7 @@
 #include <linux/ktime.h>
 #include <linux/sizes.h>
 
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 static int get_param(struct kunit *test, struct file *file, struct drm_rbln_get_param *p)
 {

@@ -19,7 +19,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "../rbln_job.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 /* The second RECLAIM, run where the first has chosen its victim. */
 static struct {

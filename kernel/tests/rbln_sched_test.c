@@ -12,7 +12,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "../rbln_job.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 #define NEURAL	DRM_RBLN_ENGINE_NEURAL_DMA
 #define TASK	DRM_RBLN_ENGINE_TASK_DMA

@@ -7,7 +7,7 @@
 
 #include "../rbln_client.h"
 #include "../sim/rbln_sim.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 static void rbln_sim_parse_valid(struct kunit *test)
 {

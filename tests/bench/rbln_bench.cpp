@@ -20,6 +20,10 @@
 //                     same bytes outside the job path (debugfs copy_bench)
 //   breakdown         a scheduled 1 MiB and 4 MiB job's device times: SUBMIT to
 //                     the engine's start, on the engine, its end to WAIT's return
+//   interrupt latency a scheduled job's completion upcall (the simulator's
+//                     "interrupt", rbln_hw_job_done) to its fence signalled, and
+//                     to the waiting task's return from WAIT, each against a null
+//                     ioctl timed in the same round
 //
 // Targets (from the issue): large copies >= 0.9x the kernel's copy; small submit+wait
 // <= 5 null-ioctl round trips; the chain's aim is 10.  Under qemu's TCG both
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <linux/sync_file.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +151,23 @@ drm_rbln_submit submit_sync(int fd, uint32_t engine, uint32_t chiplet, const drm
 }
 
 
+// The device times of job @seqno of @fd (submitted with SUBMIT_TIMES, waited
+// for), among the records its file has not read yet.
+drm_rbln_job_time job_record(int fd, uint64_t seqno, const char *what)
+{
+	drm_rbln_job_time t[8]{};
+	drm_rbln_job_times q{};
+	q.entries = reinterpret_cast<uintptr_t>(t);
+	q.count = 8;
+	q.entry_size = sizeof(t[0]);
+	if (ioctl(fd, DRM_IOCTL_RBLN_JOB_TIMES, &q))
+		throw std::runtime_error(fmt::format("{}: job times: {}", what, std::strerror(errno)));
+	for (uint32_t i = 0; i < q.count; i++)
+		if (t[i].seqno == seqno)
+			return t[i];
+	throw std::runtime_error(fmt::format("{}: no record of job {}", what, seqno));
+}
+
 // Where a job's time goes, from its device times (SUBMIT_TIMES, interface
 // 14): SUBMIT to the engine's start (the hand-off), on the engine (the copy),
 // the end to WAIT's return (the waiter's wake-up), next to @copy_ns, the
@@ -183,14 +205,7 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 		if (!s.ended && (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status))
 			throw std::runtime_error("breakdown wait failed");
 		const uint64_t u1 = now();
-		drm_rbln_job_time t[4]{};
-		drm_rbln_job_times q{};
-		q.entries = reinterpret_cast<uintptr_t>(t);
-		q.count = 4;
-		q.entry_size = sizeof(t[0]);
-		if (ioctl(fd, DRM_IOCTL_RBLN_JOB_TIMES, &q) || !q.count)
-			throw std::runtime_error("breakdown: no job times");
-		const drm_rbln_job_time &j = t[q.count - 1];
+		const drm_rbln_job_time j = job_record(fd, s.seqno, "breakdown");
 		to_start.push_back(double(j.start_ns - u0));
 		on_engine.push_back(double(j.end_ns - j.start_ns));
 		to_return.push_back(double(u1 - j.end_ns));
@@ -200,6 +215,97 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 		return v[v.size() / 2];
 	};
 	return {median(to_start), median(on_engine), median(to_return), median(copy)};
+}
+
+// The completion upcall to what follows it, from data the driver already
+// gives: the job's end_ns (SUBMIT_TIMES) is stamped inside rbln_hw_job_done(),
+// the backend's report that the job is done (the simulator's engine work calls
+// it as a device's interrupt thread would); its out syncobj's fence, which
+// WAIT waits on (the scheduler's finished fence, signalled from the hardware
+// fence's callback), carries the moment it was signalled (the sync_file's
+// timestamp); and the task's own clock right after WAIT returns.  All three
+// are CLOCK_MONOTONIC.  A 1 MiB job: over the direct path's limit (64 KiB),
+// so it is scheduled and ends by the upcall, and long enough on the engine
+// that the task is inside WAIT by then (rounds where it was not are left out
+// of the WAIT figure).  Each round's latencies are also taken as a multiple
+// of a null ioctl timed right before it; medians of @rounds.
+struct IrqLatency {
+	double to_signal = 0, to_signal_ratio = 0;	// upcall -> fence signalled
+	double to_return = 0, to_return_ratio = 0;	// upcall -> WAIT returned
+	int rounds = 0, waited = 0;			// rounds, those with the task in WAIT
+};
+
+IrqLatency interrupt_latency(int fd, uint32_t src, uint32_t dst,
+			     const std::function<void()> &null_ioctl, int rounds = 31)
+{
+	auto now = [] {
+		timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
+	};
+	auto median = [](std::vector<double> v) {
+		std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+		return v[v.size() / 2];
+	};
+	drm_syncobj_create create{};
+	if (ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &create))
+		throw std::runtime_error(fmt::format("interrupt latency: syncobj: {}", std::strerror(errno)));
+	std::vector<double> to_signal, signal_ratio, to_return, return_ratio;
+	for (int r = 0; r < rounds; r++) {
+		const double null_ns = ns_per_op(null_ioctl, std::chrono::milliseconds(40));
+		const drm_rbln_copy c{src, dst, 0, 0, 1u << 20};
+		drm_rbln_submit s{};
+		s.engine = DRM_RBLN_ENGINE_TASK_DMA;
+		s.copies = reinterpret_cast<uintptr_t>(&c);
+		s.copy_count = 1;
+		s.copy_size = sizeof(c);
+		s.out_sync.handle = create.handle;
+		s.flags = DRM_RBLN_SUBMIT_TIMES;
+		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s))
+			throw std::runtime_error(fmt::format("interrupt latency: submit: {}", std::strerror(errno)));
+		drm_rbln_wait w{};
+		w.seqno = s.seqno;
+		w.timeout_ns = 10'000'000'000;
+		const uint64_t entered = now();
+		if (ioctl(fd, DRM_IOCTL_RBLN_WAIT, &w) || w.status)
+			throw std::runtime_error("interrupt latency: wait failed");
+		const uint64_t returned = now();
+		const drm_rbln_job_time job = job_record(fd, s.seqno, "interrupt latency");
+
+		drm_syncobj_handle h{};
+		h.handle = create.handle;
+		h.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
+		if (ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h))
+			throw std::runtime_error(fmt::format("interrupt latency: export: {}", std::strerror(errno)));
+		sync_fence_info fence{};
+		sync_file_info info{};
+		info.num_fences = 1;
+		info.sync_fence_info = reinterpret_cast<uintptr_t>(&fence);
+		const int ret = ioctl(h.fd, SYNC_IOC_FILE_INFO, &info);
+		close(h.fd);
+		if (ret || info.num_fences != 1 || fence.status != 1)
+			throw std::runtime_error("interrupt latency: the job's fence is not signalled after WAIT");
+
+		to_signal.push_back(double(int64_t(fence.timestamp_ns - job.end_ns)));
+		signal_ratio.push_back(to_signal.back() / null_ns);
+		// Only a task already in WAIT when the upcall came is woken by it.
+		if (job.end_ns > entered) {
+			to_return.push_back(double(int64_t(returned - job.end_ns)));
+			return_ratio.push_back(to_return.back() / null_ns);
+		}
+	}
+	drm_syncobj_destroy destroy{create.handle, 0};
+	ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &destroy);
+	IrqLatency l;
+	l.rounds = rounds;
+	l.waited = int(to_return.size());
+	l.to_signal = median(to_signal);
+	l.to_signal_ratio = median(signal_ratio);
+	if (!to_return.empty()) {
+		l.to_return = median(to_return);
+		l.to_return_ratio = median(return_ratio);
+	}
+	return l;
 }
 
 } // namespace
@@ -416,6 +522,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	// The completion upcall to the fence and to the waiter (interface 14's SUBMIT_TIMES).
+	IrqLatency irq;
+	if (syncobjs && dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
+		irq = interrupt_latency(fd, a.handle(), b.handle(), null_ioctl);
+		fmt::print("\n{:<32} {:>10}   (a scheduled 1 MiB job; medians of {} rounds)\n",
+			   "from the completion upcall to", "ns", irq.rounds);
+		fmt::print("{:<32} {:>10.0f}   {:.2f}x null ioctl\n", "  its fence signalled",
+			   irq.to_signal, irq.to_signal_ratio);
+		fmt::print("{:<32} {:>10.0f}   {:.2f}x null ioctl ({} of {} rounds had the task in WAIT)\n",
+			   "  the waiter back from WAIT", irq.to_return, irq.to_return_ratio, irq.waited,
+			   irq.rounds);
+	}
+
 	std::ofstream(json_path) << fmt::format(
 		"{{\n  \"schema_version\": 2,\n  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
 		"  \"null_ioctl_ns\": {:.1f},\n  \"alloc_free_4k_ns\": {:.1f},\n"
@@ -429,11 +548,17 @@ int main(int argc, char **argv)
 		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},\n"
 		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
 		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},\n"
-		"  \"throughput\": [\n{}\n  ],\n  \"scheduled_job_breakdown\": [\n{}\n  ]\n}}\n",
+		"  \"throughput\": [\n{}\n  ],\n  \"scheduled_job_breakdown\": [\n{}\n  ],\n"
+		"  \"interrupt_to_fence_signalled_ns\": {:.1f},\n"
+		"  \"interrupt_to_fence_signalled_vs_null_ioctl\": {:.3f},\n"
+		"  \"interrupt_to_wait_return_ns\": {:.1f},\n"
+		"  \"interrupt_to_wait_return_vs_null_ioctl\": {:.3f},\n"
+		"  \"interrupt_latency_rounds\": {},\n  \"interrupt_latency_rounds_in_wait\": {}\n}}\n",
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
 		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
 		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
-		traced.ratio, rows, handoff);
+		traced.ratio, rows, handoff, irq.to_signal, irq.to_signal_ratio, irq.to_return,
+		irq.to_return_ratio, irq.rounds, irq.waited);
 	close(kcopy);
 	fmt::print("\nfigures written to {}\n", json_path);
 	return 0;

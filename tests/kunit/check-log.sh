@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fails (and prints the lines) when the KUnit run's console log holds a
 # checker report: KASAN, lockdep, UBSAN, debugobjects, WARN/BUG/Oops, or a
-# kmemleak suspect; or when the module failed to load or unload.  The same
+# kmemleak suspect; or when a module failed to load or unload.  The same
 # patterns as the VM tests (tests/vm/check-dmesg.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ if ! grep -q -E '^rbln-kunit: lockdep +debug_locks: +1$' "$log"; then
 	rc=1
 fi
 
-if grep -q '^rbln-kunit: \(modprobe\|rmmod\) rbln failed' "$log"; then
+if grep -q '^rbln-kunit: \(modprobe\|rmmod\) rbln[a-z_]* failed' "$log"; then
 	grep '^rbln-kunit: .* failed' "$log"
 	rc=1
 fi

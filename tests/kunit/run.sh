@@ -1,8 +1,11 @@
 #!/bin/bash
 # Runs the driver's KUnit suites on the sanitizer kernel
 # (tests/debug-kernel/build.sh): boots it under qemu with an initramfs that
-# loads the in-tree rbln.ko, whose suites run as it loads, unloads it, and
-# asks kmemleak for a scan.  Checks what the suites and the kernel's checkers
+# loads the in-tree rbln.ko, whose suites run as it loads, unloads it, then
+# does the same with rbln_fake_hw.ko (the core's suites against a fake
+# backend, with no simulator linked: built here, out of tree against that
+# kernel, and checked for it by check-fake-hw.sh), and asks kmemleak for a
+# scan.  Checks what the suites and the kernel's checkers
 # (KASAN, lockdep, UBSAN, debugobjects, kmemleak) reported.  Exit status 0
 # only if every test passed and the kernel log is clean.
 #
@@ -20,7 +23,24 @@ what=${1:-all}
 mkdir -p "$out"
 
 build_kernel() {
-	"$debug" kernel >/dev/null
+	"$debug" kernel >/dev/null && build_fake_hw
+}
+
+# rbln_fake_hw.ko: the same sources with RBLN_KUNIT_FAKE_HW=1 (kernel/Kbuild),
+# built in a copy of them (times kept, so a second build is incremental).
+build_fake_hw() {
+	local ver kdir dir=$out/fake-hw
+	ver=$("$debug" release)
+	kdir=$("$top/tests/vm/kernel-cache.sh" headers "$ver")
+	mkdir -p "$dir"
+	cp -a "$top/kernel/." "$dir/"
+	"$top/tests/vm/kernel-cache.sh" run "$ver" make -C "$kdir" M="$dir" RBLN_KUNIT_FAKE_HW=1 \
+		-j"$(nproc)" modules > "$out/fake-hw-build.log" 2>&1 || {
+		grep -E 'error|Error' "$out/fake-hw-build.log" | head -20 >&2
+		echo "kunit: the fake-backend module did not build; see $out/fake-hw-build.log" >&2
+		return 1
+	}
+	"$here/check-fake-hw.sh" "$dir/rbln_fake_hw.ko"
 }
 
 # busybox, the kernel's modules with the KUnit build of rbln.ko among them
@@ -32,6 +52,7 @@ make_initramfs() {
 	cp /bin/busybox "$stage/bin/busybox"
 	cp -r "$vm_cache/kernels/$ver/root/lib/modules/$ver" "$stage/lib/modules/"
 	install -D -m 0644 "$("$debug" kunit-ko)" "$stage/lib/modules/$ver/extra/rbln.ko"
+	install -D -m 0644 "$out/fake-hw/rbln_fake_hw.ko" "$stage/lib/modules/$ver/extra/rbln_fake_hw.ko"
 	depmod -b "$stage" "$ver"
 	cp "$here/init" "$stage/init"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$out/initramfs.cpio"
@@ -41,7 +62,7 @@ make_initramfs() {
 run_kernel() {
 	local ver ksrc rc=0
 	ver=$("$debug" release)
-	[ -f "$vm_cache/kernels/$ver/vmlinuz" ] || build_kernel
+	{ [ -f "$vm_cache/kernels/$ver/vmlinuz" ] && [ -f "$out/fake-hw/rbln_fake_hw.ko" ]; } || build_kernel
 	make_initramfs "$ver"
 	echo "kunit: booting $ver (KASAN under TCG: a few minutes)"
 	# Single-threaded TCG, and every KASAN report, not just a boot's first:
@@ -62,10 +83,18 @@ run_kernel() {
 	done
 
 	# The kernel source the build came from has the KTAP parser.  It reads
-	# from the module load on: the boot printed an empty plan of its own.
+	# each module's run from its load on (the boot printed an empty plan of
+	# its own); each is a KTAP run of its own, so each is parsed alone, and
+	# results.txt has both summaries (run-all.sh adds them up).
 	ksrc=$(readlink -f "$vm_cache/kernels/$ver/headers/usr/src/linux-headers-$ver/source")
-	sed -n '/^rbln-kunit: loading/,$p' "$out/console.log" > "$out/ktap.log"
-	python3 "$ksrc/tools/testing/kunit/kunit.py" parse "$out/ktap.log" > "$out/results.txt" 2>&1 || rc=1
+	sed -n '/^rbln-kunit: loading rbln\.ko/,/^rbln-kunit: loading rbln_fake_hw\.ko/p' \
+		"$out/console.log" > "$out/ktap.log"
+	sed -n '/^rbln-kunit: loading rbln_fake_hw\.ko/,$p' "$out/console.log" > "$out/ktap-fake-hw.log"
+	: > "$out/results.txt"
+	local ktap
+	for ktap in ktap ktap-fake-hw; do
+		python3 "$ksrc/tools/testing/kunit/kunit.py" parse "$out/$ktap.log" >> "$out/results.txt" 2>&1 || rc=1
+	done
 	cat "$out/results.txt"
 	grep -q "rbln-kunit: done" "$out/console.log" || {
 		echo "kunit: the kernel did not reach the end of the run (crash or timeout)" >&2

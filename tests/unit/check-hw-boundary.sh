@@ -6,8 +6,9 @@
 # copy or clear device memory itself, keep fault-injection state, call a
 # backend op but through rbln_hw.h's rbln_hw_*() wrappers, or know a
 # backend's header, types or functions beyond the entry points rbln_hw.h
-# declares.  A backend, in turn, includes no core header but rbln_hw.h (and
-# rbln_sku.h, rbln_compat.h, rbln_test_point.h) and reads no core internals.
+# declares.  A backend (the fake one of the KUnit suites too), in turn,
+# includes no core header but rbln_hw.h (and rbln_sku.h, rbln_compat.h,
+# rbln_test_point.h) and reads no core internals.
 #
 #   check-hw-boundary.sh [KERNEL_DIR]     the sources
 #   check-hw-boundary.sh --objects DIR    a built tree (kernel-lint.sh's): no
@@ -77,8 +78,11 @@ check "simulator functions" '\brbln_sim_[a-z_]*[[:space:]]*\(' "${allowed:+\\b($
 
 # The other side: a backend knows of the core only what rbln_hw.h gives it
 # (plus the product table, the compat shims and the test points), never the
-# core's device, buffers or jobs.
-mapfile -t backend_files < <(find "$kdir/sim" "$kdir/pci" -type f -name '*.[ch]' 2>/dev/null | sort)
+# core's device, buffers or jobs.  The KUnit suites' fake backend
+# (tests/rbln_fake_hw.[ch]) is held to the same: it tests the core against the
+# contract alone.
+mapfile -t backend_files < <(find "$kdir/sim" "$kdir/pci" -type f -name '*.[ch]' 2>/dev/null | sort;
+	find "$kdir/tests" -type f -name 'rbln_fake_hw.[ch]' 2>/dev/null | sort)
 if [ ${#backend_files[@]} -eq 0 ]; then
 	echo "check-hw-boundary: $kdir has no backend (sim/ or pci/)"
 	exit 1

@@ -43,5 +43,7 @@ breaks "a backend including the core's buffers" sim/rbln_sim_engine.c '#include 
 breaks "a backend reading the chiplets" sim/rbln_sim_debugfs.c 'static int f(struct rbln_device *rdev) { return rdev->nr_chiplets; }'
 breaks "a backend reading a buffer's vaddr" sim/rbln_sim_engine.c 'static void *f(struct rbln_bo *bo) { return bo->vaddr; }'
 breaks "a PCI backend reading the core's info" pci/rbln_pci.c 'static u32 f(struct rbln_device *rdev) { return rdev->info.index; }'
+breaks "the KUnit fake backend including the core's device" tests/rbln_fake_hw.c '#include "../rbln_device.h"'
+breaks "the KUnit fake backend reading the chiplets" tests/rbln_fake_hw.c 'static int f(struct rbln_device *rdev) { return rdev->nr_chiplets; }'
 breaks "memcpy in a core file below kernel/" include/uapi/drm/x.h 'static inline void f(void *a, void *b) { memcpy(a, b, 8); }'
 judged check-hw-boundary
