@@ -15,6 +15,7 @@
 #ifndef RBLN_HW_H
 #define RBLN_HW_H
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
 #include <drm/rbln_drm.h>
@@ -96,6 +97,17 @@ struct rbln_hw_info {
  */
 #define RBLN_HW_RESET_MAX_MS	50
 
+/*
+ * The most bytes of a job the core offers engine_run_now.  A CPU copy of that
+ * much takes about 5 ms in a VM without KVM (a tenth of a millisecond on a
+ * host), inside RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its
+ * engine, and whoever waits for the engine or the submitting file, no longer
+ * than a reset may take to stop a scheduled one.  Bigger jobs go to the
+ * scheduler, whose timeout covers them.  (64 KiB before: a scheduled 1 MiB
+ * job spent more time handed between threads than copying.)
+ */
+#define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_4M
+
 /* What the core reads from the hardware's sensors. */
 struct rbln_sensors {
 	int temperature_mc;		/* millidegrees Celsius */
@@ -160,11 +172,13 @@ struct rbln_hw_ops {
 	 */
 	int (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
-	 * Optional direct path: run a small @job to its end now and return its
-	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
-	 * Only called for an engine with nothing pushed, from SUBMIT with the
-	 * file's locks held: it must end in bounded time (a backend that cannot
-	 * promise that for a job returns -EAGAIN).
+	 * Optional direct path: run a small @job (RBLN_HW_RUN_NOW_MAX_BYTES at
+	 * most) to its end now and return its status (0 or a negative errno),
+	 * or -EAGAIN to have it pushed instead.  Only called for an engine with
+	 * nothing pushed, from SUBMIT with the file's locks held (it may sleep):
+	 * it must end within RBLN_HW_RESET_MAX_MS, as nothing times it out (a
+	 * backend that cannot promise that for a job, e.g. a hung or slowed
+	 * engine, returns -EAGAIN).
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*

@@ -21,9 +21,14 @@
  * fences or allocate memory (see dma_fence_begin_signalling()).  WAIT and the
  * drain wait for that work too, so they see the buffers back.
  *
- * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
- * itself when the backend can do that (engine_run_now), saving the hand-off
- * to the scheduler and the wake-up of the waiter.
+ * Direct submission: a job of at most RBLN_HW_RUN_NOW_MAX_BYTES for an idle
+ * engine runs in the SUBMIT ioctl itself when the backend can do that
+ * (engine_run_now), saving the hand-offs to the scheduler's and the engine's
+ * workers and the wake-up of the waiter.  Meanwhile it holds the file's lock
+ * and the engine's submit_lock: the file's other calls, and other files'
+ * SUBMITs to that engine (which then queue behind it), wait for its copy,
+ * which rbln_hw.h bounds.  Once one job is queued, jobs for that engine queue
+ * too until it is idle, so files take turns.
  */
 #include <linux/device.h>
 #include <linux/dma-fence.h>
@@ -52,9 +57,6 @@
 
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
-
-/* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
-#define RBLN_DIRECT_MAX_BYTES	SZ_64K
 
 /* Side @i of the job's copies: the source is read, the destination written. */
 static enum dma_data_direction rbln_job_buffer_dir(u32 i)
@@ -424,7 +426,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 
 	/* Once every input has ended: a failed one fails it right here. */
 	if (!rbln_hw_can_run_now(rdev) || !rbln_job_deps_signalled(job) ||
-	    job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
+	    job->hw.bytes > RBLN_HW_RUN_NOW_MAX_BYTES ||
 	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
 	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
