@@ -14,7 +14,7 @@
 #include <linux/string.h>
 
 #include "../rbln_job.h"
-#include "rbln_kunit.h"
+#include "rbln_kunit_sim.h"
 
 #define NEURAL	DRM_RBLN_ENGINE_NEURAL_DMA
 
