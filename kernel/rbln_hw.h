@@ -123,12 +123,13 @@ struct sg_table;
  * the copy's bytes of it mapped for that device (the source DMA_TO_DEVICE,
  * the destination DMA_FROM_DEVICE).  The sg table is built at SUBMIT, but
  * dma_map_sgtable() maps it only right before the job is handed to its
- * engine, and it is unmapped once the job ended (so never while the backend
- * may still touch it): a device's DMA window holds the IOVAs of the jobs on
- * its engines alone, never of queued ones, so however many jobs a file
- * queues it cannot use the window up for the others (edu's is 28 bits:
- * 256 MiB).  A mapping that fails then fails its job with the DMA API's
- * error (-ENOMEM).
+ * engine, and it is unmapped once the job ended and before its fence signals
+ * (so never while the backend may still touch it, and the device's writes
+ * reach the CPU's pages before anyone may read them): a device's DMA window
+ * holds the IOVAs of the jobs on its engines alone, never of queued ones, so
+ * however many jobs a file queues it cannot use the window up for the others
+ * (edu's is 28 bits: 256 MiB).  A mapping that fails then fails its job with
+ * the DMA API's error (-ENOMEM).
  */
 struct rbln_hw_buffer {
 	void *cpu;			/* the whole buffer's backing, mapped for the CPU */

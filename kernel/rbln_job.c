@@ -74,7 +74,7 @@ static void rbln_job_dma_unmap(struct rbln_job *job, u32 count)
 			dma_unmap_sgtable(job->dma_dev, job->bufs[i].sgt, rbln_job_buffer_dir(i), 0);
 }
 
-/* The DMA mappings of a job's buffers and their sg tables, once the backend no longer uses them. */
+/* The job's sg tables (and its DMA mappings, if rbln_job_end() has not taken them yet). */
 static void rbln_job_unmap_buffers(struct rbln_job *job)
 {
 	u32 i;
@@ -316,6 +316,7 @@ static void rbln_job_end_work(struct work_struct *work)
 	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
+	rbln_test_point(RBLN_TP_JOB_END_WORK);
 	if (job->timed_out)
 		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
@@ -336,6 +337,15 @@ void rbln_job_end(struct rbln_job *job, int status)
 	bool cookie = dma_fence_begin_signalling();
 
 	rbln_job_account_end(job, status);
+	/*
+	 * Unmapped before anyone is told, as the direct path does: unmapping
+	 * is what hands the device's writes to the CPU (a bounce buffer copied
+	 * back, caches invalidated).  Later, a dependant or a syncobj waiter
+	 * would read the old bytes, and the copy back would overwrite what
+	 * they wrote since.  The DMA API unmaps without allocating or sleeping.
+	 */
+	rbln_job_dma_unmap(job, job->dma_mapped);
+	job->dma_mapped = 0;
 	/* Set before the hardware fence signals: older schedulers do not pass its error on. */
 	if (status && job->scheduled)
 		dma_fence_set_error(&job->base.s_fence->finished, status);
