@@ -22,7 +22,7 @@ static void rbln_device_wedge_work(struct work_struct *work)
 
 	if (READ_ONCE(rdev->dying) || !READ_ONCE(rdev->wedged))
 		return;
-	drm_err(&rdev->drm, "wedged: a reset failed (%d); jobs fail until RESET succeeds\n",
+	drm_err(&rdev->drm, "wedged: the hardware did not come back from a reset (%d); jobs fail until RESET succeeds\n",
 		READ_ONCE(rdev->wedge_error));
 	rbln_device_set_status(rdev, DRM_RBLN_STATUS_FAULT);
 	/*
@@ -39,7 +39,8 @@ void rbln_device_wedge(struct rbln_device *rdev, int error)
 {
 	WRITE_ONCE(rdev->wedge_error, error);
 	WRITE_ONCE(rdev->wedged, true);
-	queue_work(system_wq, &rdev->wedge_work);
+	/* The module's queue: system_wq is deprecated on 7.x (it warns at use). */
+	rbln_jobs_queue_work(&rdev->wedge_work);
 }
 
 int rbln_device_recover(struct rbln_device *rdev)
@@ -216,6 +217,11 @@ void rbln_device_destroy(struct rbln_device *rdev)
 
 
 /* Errors the backend reports (rbln_hw.h). */
+void rbln_hw_device_wedged(struct rbln_device *rdev, int error)
+{
+	rbln_device_wedge(rdev, error);
+}
+
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet)
 {
 	might_sleep();		/* the uevent and the event allocate */

@@ -15,6 +15,7 @@
 #ifndef RBLN_HW_H
 #define RBLN_HW_H
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
 #include <drm/rbln_drm.h>
@@ -96,6 +97,17 @@ struct rbln_hw_info {
  */
 #define RBLN_HW_RESET_MAX_MS	50
 
+/*
+ * The most bytes of a job the core offers engine_run_now.  A CPU copy of that
+ * much takes about 5 ms in a VM without KVM (a tenth of a millisecond on a
+ * host), inside RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its
+ * engine, and whoever waits for the engine or the submitting file, no longer
+ * than a reset may take to stop a scheduled one.  Bigger jobs go to the
+ * scheduler, whose timeout covers them.  (64 KiB before: a scheduled 1 MiB
+ * job spent more time handed between threads than copying.)
+ */
+#define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_4M
+
 /* What the core reads from the hardware's sensors. */
 struct rbln_sensors {
 	int temperature_mc;		/* millidegrees Celsius */
@@ -109,9 +121,15 @@ struct sg_table;
  * One side of a copy, as the backend reaches it: the buffer's bytes for the
  * CPU, and for a backend that asked for DMA addresses (rbln_hw_info.dma_dev)
  * the copy's bytes of it mapped for that device (the source DMA_TO_DEVICE,
- * the destination DMA_FROM_DEVICE): dma_map_sgtable() at SUBMIT, synced for
- * the device right before the job is handed over, unmapped once the job
- * ended (so never while the backend may still touch it).
+ * the destination DMA_FROM_DEVICE).  The sg table is built at SUBMIT, but
+ * dma_map_sgtable() maps it only right before the job is handed to its
+ * engine, and it is unmapped once the job ended and before its fence signals
+ * (so never while the backend may still touch it, and the device's writes
+ * reach the CPU's pages before anyone may read them): a device's DMA window
+ * holds the IOVAs of the jobs on its engines alone, never of queued ones, so
+ * however many jobs a file queues it cannot use the window up for the others
+ * (edu's is 28 bits: 256 MiB).  A mapping that fails then fails its job with
+ * the DMA API's error (-ENOMEM).
  */
 struct rbln_hw_buffer {
 	void *cpu;			/* the whole buffer's backing, mapped for the CPU */
@@ -154,16 +172,19 @@ struct rbln_hw_ops {
 	 */
 	int (*engine_push)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
-	 * Optional direct path: run a small @job to its end now and return its
-	 * status (0 or a negative errno), or -EAGAIN to have it pushed instead.
-	 * Only called for an engine with nothing pushed, from SUBMIT with the
-	 * file's locks held: it must end in bounded time (a backend that cannot
-	 * promise that for a job returns -EAGAIN).
+	 * Optional direct path: run a small @job (RBLN_HW_RUN_NOW_MAX_BYTES at
+	 * most) to its end now and return its status (0 or a negative errno),
+	 * or -EAGAIN to have it pushed instead.  Only called for an engine with
+	 * nothing pushed, from SUBMIT with the file's locks held (it may sleep):
+	 * it must end within RBLN_HW_RESET_MAX_MS, as nothing times it out (a
+	 * backend that cannot promise that for a job, e.g. a hung or slowed
+	 * engine, returns -EAGAIN).
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
-	 * Optional, at SUBMIT (process context, the job built and its buffers
-	 * mapped, nothing run yet): 0, or -EINVAL for a job this engine could
+	 * Optional, at SUBMIT (process context, the job built, its sg tables
+	 * built but not mapped yet: their nents count CPU segments, at least
+	 * as many as the DMA ones; nothing run yet): 0, or -EINVAL for a job this engine could
 	 * not end within the time job_min_timeout_ms was sized for (e.g. too
 	 * many transfers), which SUBMIT then refuses.  @job is not kept.
 	 */
@@ -176,7 +197,9 @@ struct rbln_hw_ops {
 	 * job and never reports it, whatever it returns: 0, or an error if the
 	 * engine could not be brought back, which wedges the device (status
 	 * FAULT, a FAULT event and the kernel's WEDGED uevent where it has one;
-	 * no job runs until a RESET succeeds).
+	 * no job runs until a RESET succeeds).  A backend that finds out only
+	 * later that the engine did not come back reports it through
+	 * rbln_hw_device_wedged().
 	 */
 	int (*engine_reset)(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engine kind);
 	/*
@@ -230,6 +253,16 @@ void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 void rbln_hw_memory_error(struct rbln_device *rdev, u32 chiplet);
 /* A chiplet stopped (@lost) or came back: its engines refuse jobs meanwhile. */
 void rbln_hw_chiplet_lost(struct rbln_device *rdev, u32 chiplet, bool lost);
+/*
+ * The hardware cannot go on, and the backend learnt it only after
+ * engine_reset had returned (edu: a transfer cannot be cancelled, and the
+ * abandoned one never ended): the device is wedged as after a failed
+ * engine_reset (status FAULT, the FAULT event, the kernel's WEDGED uevent
+ * where it has one; jobs fail with -EIO until a RESET succeeds).  Any
+ * context: it only marks the device and queues the announcement, allocating
+ * nothing, so it may be called where fences are signalled.
+ */
+void rbln_hw_device_wedged(struct rbln_device *rdev, int error);
 /* Where the backend's fault-injection or diagnostics files go (may be NULL). */
 struct dentry *rbln_device_debugfs_dir(struct rbln_device *rdev);
 

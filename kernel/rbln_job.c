@@ -21,9 +21,14 @@
  * fences or allocate memory (see dma_fence_begin_signalling()).  WAIT and the
  * drain wait for that work too, so they see the buffers back.
  *
- * Direct submission: a small job for an idle engine runs in the SUBMIT ioctl
- * itself when the backend can do that (engine_run_now), saving the hand-off
- * to the scheduler and the wake-up of the waiter.
+ * Direct submission: a job of at most RBLN_HW_RUN_NOW_MAX_BYTES for an idle
+ * engine runs in the SUBMIT ioctl itself when the backend can do that
+ * (engine_run_now), saving the hand-offs to the scheduler's and the engine's
+ * workers and the wake-up of the waiter.  Meanwhile it holds the file's lock
+ * and the engine's submit_lock: the file's other calls, and other files'
+ * SUBMITs to that engine (which then queue behind it), wait for its copy,
+ * which rbln_hw.h bounds.  Once one job is queued, jobs for that engine queue
+ * too until it is idle, so files take turns.
  */
 #include <linux/device.h>
 #include <linux/dma-fence.h>
@@ -53,26 +58,35 @@
 #define CREATE_TRACE_POINTS
 #include "rbln_trace.h"
 
-/* Jobs up to this many bytes may run directly in SUBMIT when the engine is idle. */
-#define RBLN_DIRECT_MAX_BYTES	SZ_64K
-
 /* Side @i of the job's copies: the source is read, the destination written. */
 static enum dma_data_direction rbln_job_buffer_dir(u32 i)
 {
 	return i & 1 ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 }
 
-/* The DMA mappings of a job's buffers, once the backend no longer uses them. */
+/* The first @count sides' DMA mappings. */
+static void rbln_job_dma_unmap(struct rbln_job *job, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		if (job->bufs[i].sgt)
+			dma_unmap_sgtable(job->dma_dev, job->bufs[i].sgt, rbln_job_buffer_dir(i), 0);
+}
+
+/* The job's sg tables (and its DMA mappings, if rbln_job_end() has not taken them yet). */
 static void rbln_job_unmap_buffers(struct rbln_job *job)
 {
 	u32 i;
 
+	if (job->bufs)
+		rbln_job_dma_unmap(job, job->dma_mapped);
+	job->dma_mapped = 0;
 	for (i = 0; job->bufs && i < 2 * job->hw.count; i++) {
 		struct sg_table *sgt = job->bufs[i].sgt;
 
 		if (!sgt)
 			continue;
-		dma_unmap_sgtable(job->dma_dev, sgt, rbln_job_buffer_dir(i), 0);
 		sg_free_table(sgt);
 		kfree(sgt);
 		job->bufs[i].sgt = NULL;
@@ -82,18 +96,20 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
 }
 
 /*
- * Maps side @i of the job's copies for a backend that moves bytes by DMA:
- * only the copy's bytes, not the whole buffer, or a job of many small copies
- * of a big buffer would pin an sg table of the whole buffer per copy (4096
- * copies of a 1 GiB buffer: 64 GiB of scatterlists from one SUBMIT).
+ * The sg table of side @i of the job's copies, for a backend that moves
+ * bytes by DMA: only the copy's bytes, not the whole buffer, or a job of
+ * many small copies of a big buffer would pin an sg table of the whole
+ * buffer per copy (4096 copies of a 1 GiB buffer: 64 GiB of scatterlists
+ * from one SUBMIT).  Built here, where it may allocate and is charged to the
+ * submitter; mapped only when the job goes to its engine (see
+ * rbln_job_hw_buffers).
  */
-static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
+static int rbln_job_build_sg(struct rbln_job *job, u32 i)
 {
 	struct device *dev = job->engine->chiplet->rdev->info.dma_dev;
 	const struct drm_rbln_copy *c = &job->copies[i / 2];
 	struct rbln_bo *bo = job->bos[i];
 	struct sg_table *sgt;
-	int ret;
 
 	if (!dev)
 		return 0;
@@ -108,12 +124,6 @@ static int rbln_job_map_buffer(struct rbln_job *job, u32 i)
 	mutex_unlock(&bo->lock);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
-	ret = dma_map_sgtable(dev, sgt, rbln_job_buffer_dir(i), 0);
-	if (ret) {
-		sg_free_table(sgt);
-		kfree(sgt);
-		return ret;
-	}
 	if (!job->dma_dev)
 		job->dma_dev = get_device(dev);
 	job->bufs[i].sgt = sgt;
@@ -158,7 +168,7 @@ void rbln_jobs_queue_drain(struct work_struct *work)
 	queue_work(rbln_drain_wq, work);
 }
 
-/* Deferred frees that must finish before the module goes (fences' pins). */
+/* The module's deferred work that must finish before it goes (fences' pins, a wedge's announcement). */
 void rbln_jobs_queue_work(struct work_struct *work)
 {
 	queue_work(rbln_job_wq, work);
@@ -306,6 +316,7 @@ static void rbln_job_end_work(struct work_struct *work)
 	struct rbln_job *job = container_of(work, struct rbln_job, end_work);
 	struct rbln_client *client = job->client;
 
+	rbln_test_point(RBLN_TP_JOB_END_WORK);
 	if (job->timed_out)
 		rbln_job_timeout_report(job);
 	rbln_job_drop_buffers(job);
@@ -326,6 +337,15 @@ void rbln_job_end(struct rbln_job *job, int status)
 	bool cookie = dma_fence_begin_signalling();
 
 	rbln_job_account_end(job, status);
+	/*
+	 * Unmapped before anyone is told, as the direct path does: unmapping
+	 * is what hands the device's writes to the CPU (a bounce buffer copied
+	 * back, caches invalidated).  Later, a dependant or a syncobj waiter
+	 * would read the old bytes, and the copy back would overwrite what
+	 * they wrote since.  The DMA API unmaps without allocating or sleeping.
+	 */
+	rbln_job_dma_unmap(job, job->dma_mapped);
+	job->dma_mapped = 0;
 	/* Set before the hardware fence signals: older schedulers do not pass its error on. */
 	if (status && job->scheduled)
 		dma_fence_set_error(&job->base.s_fence->finished, status);
@@ -361,9 +381,19 @@ void rbln_job_flush_end(struct rbln_job *job)
 	wait_for_completion(&job->end_done);
 }
 
+/*
+ * Right before the job goes to its engine: the buffers' CPU addresses, and
+ * for a DMA backend the mappings of their sg tables.  Mapped only now, not
+ * at SUBMIT, so that a device's DMA window (edu reaches 28 bits: 256 MiB of
+ * IOVAs) holds the jobs on its engines and never the queued ones: no file's
+ * queue can use it up for the others.  The DMA API maps without sleeping
+ * (here in run_job's fence-signalling section), and the mapping syncs the
+ * bytes the jobs this one waited for wrote.  Unmapped once the job ended.
+ */
 int rbln_job_hw_buffers(struct rbln_job *job)
 {
 	u32 i;
+	int ret;
 
 	for (i = 0; i < 2 * job->hw.count; i++) {
 		void *cpu = READ_ONCE(job->bos[i]->vaddr);
@@ -372,14 +402,18 @@ int rbln_job_hw_buffers(struct rbln_job *job)
 		if (!cpu)
 			return -ENODEV;
 		job->bufs[i].cpu = cpu;
-		/*
-		 * Mapped at SUBMIT, before the jobs this one waited for wrote
-		 * its source: their bytes reach a bounce buffer only now.
-		 */
-		if (job->bufs[i].sgt)
-			dma_sync_sgtable_for_device(job->dma_dev, job->bufs[i].sgt,
-						    rbln_job_buffer_dir(i));
 	}
+	for (i = 0; i < 2 * job->hw.count; i++) {
+		if (!job->bufs[i].sgt)
+			continue;
+		ret = dma_map_sgtable(job->dma_dev, job->bufs[i].sgt, rbln_job_buffer_dir(i),
+				      DMA_ATTR_NO_WARN);
+		if (ret) {
+			rbln_job_dma_unmap(job, i);
+			return ret;
+		}
+	}
+	job->dma_mapped = 2 * job->hw.count;
 	return 0;
 }
 
@@ -392,7 +426,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 
 	/* Once every input has ended: a failed one fails it right here. */
 	if (!rbln_hw_can_run_now(rdev) || !rbln_job_deps_signalled(job) ||
-	    job->hw.bytes > RBLN_DIRECT_MAX_BYTES ||
+	    job->hw.bytes > RBLN_HW_RUN_NOW_MAX_BYTES ||
 	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
 		return false;
 	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
@@ -405,9 +439,11 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 		rbln_job_begin(job);
 		status = rbln_hw_engine_run_now(rdev, &job->hw);
 		if (status == -EAGAIN) {
-			/* Not now after all: nothing ran. */
+			/* Not now after all: nothing ran, and run_job maps again. */
 			rbln_busy_end(&rdev->busy);
 			job->started = false;
+			rbln_job_dma_unmap(job, job->dma_mapped);
+			job->dma_mapped = 0;
 			mutex_unlock(&engine->submit_lock);
 			return false;
 		}
@@ -490,7 +526,7 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 		return -EINVAL;
 	/* Lazy buffers get their backing now, charged to the submitter. */
 	return rbln_bo_place(s) ?: rbln_bo_place(d) ?:
-	       rbln_job_map_buffer(job, 2 * i) ?: rbln_job_map_buffer(job, 2 * i + 1);
+	       rbln_job_build_sg(job, 2 * i) ?: rbln_job_build_sg(job, 2 * i + 1);
 }
 
 static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)

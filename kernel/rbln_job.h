@@ -32,6 +32,7 @@ struct rbln_job {
 	struct rbln_bo **bos;		/* src and dst of each copy, referenced */
 	struct rbln_hw_buffer *bufs;	/* the same, as the backend reaches them */
 	struct device *dma_dev;		/* what bufs[].sgt are mapped for, referenced */
+	u32 dma_mapped;			/* bufs[0 .. dma_mapped - 1].sgt are mapped now */
 	/* Where a one-copy job keeps them: the common job allocates once. */
 	struct drm_rbln_copy copy_inline;
 	struct rbln_bo *bos_inline[2];

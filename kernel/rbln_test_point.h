@@ -33,6 +33,8 @@ enum rbln_test_point_id {
 	RBLN_TP_KILLED_JOB_ENDING,
 	/* WAIT saw the job's fence signalled; it waits for the job's end next. */
 	RBLN_TP_WAIT_ENDING,
+	/* A scheduled job's end work starts: its fence has signalled, buffers not yet back. */
+	RBLN_TP_JOB_END_WORK,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

@@ -60,6 +60,29 @@ static struct rbln_pci_device *rbln_pci_find(struct pci_dev *pdev, bool unlink)
 	return edev;
 }
 
+/*
+ * BAR0, requested (so /proc/iomem names rbln as its owner and no other
+ * driver can claim it too) and mapped, both released by devres at unbind.
+ * 6.12 on map one BAR by number; 6.1 has the mask form and its table.
+ */
+static int rbln_pci_map_bar0(struct rbln_pci_device *edev)
+{
+#ifdef RBLN_PROBE_PCIM_IOMAP_REGION
+	void __iomem *mmio = pcim_iomap_region(edev->pdev, 0, "rbln");
+
+	if (IS_ERR(mmio))
+		return PTR_ERR(mmio);
+	edev->mmio = mmio;
+#else
+	int ret = pcim_iomap_regions(edev->pdev, BIT(0), "rbln");
+
+	if (ret)
+		return ret;
+	edev->mmio = pcim_iomap_table(edev->pdev)[0];
+#endif
+	return 0;
+}
+
 /* The ID register, and the liveness register's inverse: a device that answers as edu. */
 static int rbln_pci_check_device(struct rbln_pci_device *edev, u32 *id)
 {
@@ -203,10 +226,9 @@ static int rbln_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ids)
 		dev_err(dev, "cannot enable the device: %d\n", ret);
 		goto err_entry;
 	}
-	edev->mmio = pcim_iomap(pdev, 0, 0);
-	if (!edev->mmio) {
-		dev_err(dev, "cannot map BAR0\n");
-		ret = -ENOMEM;
+	ret = rbln_pci_map_bar0(edev);
+	if (ret) {
+		dev_err(dev, "cannot request and map BAR0 (another driver holds it?): %d\n", ret);
 		goto err_entry;
 	}
 	ret = rbln_pci_check_device(edev, &id);

@@ -106,6 +106,8 @@ struct rbln_pci_device {
 
 	/* debugfs fault_next_transfer: the next RAM-to-device leg reads an unmapped IOVA. */
 	atomic_t fault_next;
+	/* debugfs stuck_engine: transfers started meanwhile never end (a hung DMA engine). */
+	bool stuck;
 	u64 transfers;			/* debugfs: transfers completed */
 	u64 transfer_timeouts;		/* debugfs: transfers whose interrupt never came */
 };

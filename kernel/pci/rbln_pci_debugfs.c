@@ -6,6 +6,9 @@
  *                        which the IOMMU never maps: with intel-iommu on,
  *                        a DMAR fault; each such job fails with -EIO and the
  *                        device carries on
+ *   stuck_engine         1: transfers started from now on never end (no
+ *                        interrupt, the engine stays busy), as a hung DMA
+ *                        engine: the device ends up wedged; 0: it works again
  *   transfers            transfers completed by their interrupt
  *   transfer_timeouts    transfers whose interrupt never came
  */
@@ -36,6 +39,7 @@ void rbln_pci_debugfs_init(struct rbln_pci_device *edev)
 	if (IS_ERR_OR_NULL(dir))
 		return;
 	debugfs_create_file_unsafe("fault_next_transfer", 0600, dir, edev, &rbln_pci_fault_fops);
+	debugfs_create_bool("stuck_engine", 0600, dir, &edev->stuck);
 	debugfs_create_u64("transfers", 0400, dir, &edev->transfers);
 	debugfs_create_u64("transfer_timeouts", 0400, dir, &edev->transfer_timeouts);
 }

@@ -33,8 +33,8 @@ MODULE_PARM_DESC(sim_devices,
 	"Simulated NPUs created at load, comma-separated SKUs with ids 0, 1, ...: "
 	"atom, atom-max, rebel100 (e.g. sim_devices=atom,rebel100)");
 
-static bool sim_dma;
-module_param(sim_dma, bool, 0644);
+bool rbln_sim_dma;
+module_param_named(sim_dma, rbln_sim_dma, bool, 0644);
 MODULE_PARM_DESC(sim_dma,
 	"New simulated NPUs take their jobs' buffers as DMA addresses (mapped through the DMA API "
 	"for the simulated device, as a PCI backend would), not as CPU addresses");
@@ -65,7 +65,7 @@ static int rbln_sim_probe(struct device *dev)
 
 	rbln_sim_fill_info(sdev, &info);
 	/* No bus DMA ops: the DMA API maps directly, bus address = physical address. */
-	if (READ_ONCE(sim_dma)) {
+	if (READ_ONCE(rbln_sim_dma)) {
 		dev->dma_mask = &dev->coherent_dma_mask;
 		if (dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64)))
 			return -EIO;
@@ -329,10 +329,13 @@ int rbln_sim_init(void)
 {
 	int ret;
 
+	ret = rbln_sim_wq_init();
+	if (ret)
+		return ret;
 	rbln_sim_bus.bus_groups = rbln_sim_bus_groups;
 	ret = bus_register(&rbln_sim_bus);
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = driver_register(&rbln_sim_driver);
 	if (ret)
 		goto err_bus;
@@ -346,6 +349,8 @@ err_devices:
 	driver_unregister(&rbln_sim_driver);
 err_bus:
 	bus_unregister(&rbln_sim_bus);
+err_wq:
+	rbln_sim_wq_fini();
 	return ret;
 }
 
@@ -354,4 +359,5 @@ void rbln_sim_exit(void)
 	rbln_sim_del_all();
 	driver_unregister(&rbln_sim_driver);
 	bus_unregister(&rbln_sim_bus);
+	rbln_sim_wq_fini();
 }

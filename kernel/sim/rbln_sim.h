@@ -83,7 +83,13 @@ void rbln_sim_fill_engines(unsigned int chiplets, struct rbln_hw_info *info);
 /* Their die-to-die links: a 2x2 grid of chiplets, each linked to those beside it. */
 void rbln_sim_fill_links(unsigned int chiplets, struct rbln_hw_info *info);
 
+/* sim_dma: devices probed from now on take their buffers as DMA addresses (the KUnit suites set it too). */
+extern bool rbln_sim_dma;
+
 /* rbln_sim_engine.c: engines that copy with the CPU and report through the completion hook. */
+/* The engines' work queue, before the first device and after the last. */
+int rbln_sim_wq_init(void);
+void rbln_sim_wq_fini(void);
 void rbln_sim_engines_init(struct rbln_sim_device *sdev);
 void rbln_sim_engines_fini(struct rbln_sim_device *sdev);
 int rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job);

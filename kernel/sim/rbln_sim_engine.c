@@ -3,16 +3,38 @@
  * Simulated engines.  Pushing a job queues the engine's work item, which
  * copies the bytes with the CPU, a chunk at a time, and "raises the
  * interrupt": it calls the core's completion hook.  A hung engine holds its
- * job until it is reset or un-hung.  A small job for an idle engine may run at once (engine_run_now),
- * the direct path that keeps a 4 KiB copy as cheap as a few system calls.
+ * job until it is reset or un-hung.  A job of up to RBLN_HW_RUN_NOW_MAX_BYTES
+ * for an idle engine may run at once (engine_run_now), the direct path that
+ * keeps a 4 KiB copy as cheap as a few system calls and a megabyte's as fast
+ * as the copy itself.
  */
 #include <linux/dma-direct.h>
 #include <linux/minmax.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "rbln_sim.h"
+
+/*
+ * The engines' work items.  They signal fences (the simulated interrupt), so
+ * they run in a queue that memory reclaim cannot starve (WQ_MEM_RECLAIM: a
+ * reclaim may wait for those fences), not in system_unbound_wq, which 7.x
+ * deprecates (it warns at its first use).
+ */
+static struct workqueue_struct *rbln_sim_wq;
+
+int rbln_sim_wq_init(void)
+{
+	rbln_sim_wq = alloc_workqueue("rbln-sim", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return rbln_sim_wq ? 0 : -ENOMEM;
+}
+
+void rbln_sim_wq_fini(void)
+{
+	destroy_workqueue(rbln_sim_wq);
+}
 
 static struct rbln_sim_device *rbln_sim_of(struct rbln_device *rdev)
 {
@@ -50,10 +72,9 @@ bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, voi
 	u64 done, n;
 
 	for (done = 0; done < size; done += n) {
-		if (e) {
+		if (e)
 			rbln_sim_slow_chunk(e, job);
-			cond_resched();
-		}
+		cond_resched();		/* a direct job of megabytes too: SUBMIT may sleep */
 		if (!rbln_sim_still_running(e, job))
 			return false;
 		n = min_t(u64, size - done, RBLN_SIM_CHUNK);
@@ -171,7 +192,7 @@ int rbln_sim_engine_push(struct rbln_device *rdev, struct rbln_hw_job *job)
 	spin_unlock(&e->lock);
 	if (busy)
 		return -EBUSY;	/* the core pushed a second job: refuse it, keep the first */
-	queue_work(system_unbound_wq, &e->work);
+	queue_work(rbln_sim_wq, &e->work);
 	return 0;
 }
 
@@ -233,7 +254,7 @@ void rbln_sim_set_hang(struct rbln_device *rdev, u32 chiplet, enum drm_rbln_engi
 	kick = !on && e->job;
 	spin_unlock(&e->lock);
 	if (kick)
-		queue_work(system_unbound_wq, &e->work);
+		queue_work(rbln_sim_wq, &e->work);
 }
 
 void rbln_sim_fail_next_jobs(struct rbln_device *rdev, int n)

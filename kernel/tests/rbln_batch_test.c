@@ -31,7 +31,7 @@ struct fixture {
 };
 
 /* Big enough that a chain of them goes through the schedulers, not SUBMIT itself. */
-#define CHAIN_BYTES	SZ_128K
+#define CHAIN_BYTES	(RBLN_HW_RUN_NOW_MAX_BYTES + SZ_4K)
 
 static u32 syncobj(struct kunit *test, struct file *file)
 {

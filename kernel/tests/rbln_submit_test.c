@@ -255,26 +255,37 @@ static void rbln_submit_all_or_nothing(struct kunit *test)
 }
 
 /*
- * Jobs over 64 KiB go through the engine's queue (with REPORT_END a job run
- * inside SUBMIT says so; one of 64 KiB does); bytes arrive, busy time counts.
+ * Jobs over RBLN_HW_RUN_NOW_MAX_BYTES go through the engine's queue (with
+ * REPORT_END a job run inside SUBMIT says so; one of 64 KiB does); bytes
+ * arrive, busy time counts.
  */
 static void rbln_submit_queued_job_copies(struct kunit *test)
 {
+	/* Three copies, 80 KiB, and the last one again until past the limit. */
+	const u32 n = 3 + (RBLN_HW_RUN_NOW_MAX_BYTES - SZ_64K) / SZ_16K;
 	struct fixture *f = test->priv;
 	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->host);
 	struct rbln_bo *c0 = rbln_test_lookup(test, f->file, f->c0);
 	struct rbln_bo *il = rbln_test_lookup(test, f->file, f->il);
-	struct drm_rbln_copy c[3] = {
-		{ .src_handle = f->host, .dst_handle = f->c0, .size = SZ_32K + SZ_16K },
-		{ .src_handle = f->host, .dst_handle = f->c0, .src_offset = SZ_32K,
-		  .dst_offset = SZ_32K + SZ_16K, .size = SZ_16K },
-		{ .src_handle = f->host, .dst_handle = f->il, .size = SZ_16K },
-	};
-	struct drm_rbln_submit a = job(test, EHDMA, 0, c, 3), direct = job(test, EHDMA, 0, c, 2);
+	struct drm_rbln_copy *c = kunit_kcalloc(test, n, sizeof(*c), GFP_KERNEL);
+	struct drm_rbln_submit a, direct;
 	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[EHDMA];
 	u64 busy;
 	u32 i;
 	int status;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c[0] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->c0,
+				       .size = SZ_32K + SZ_16K };
+	c[1] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->c0,
+				       .src_offset = SZ_32K, .dst_offset = SZ_32K + SZ_16K,
+				       .size = SZ_16K };
+	for (i = 2; i < n; i++)
+		c[i] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->il,
+					       .size = SZ_16K };
+	KUNIT_ASSERT_GT(test, (u64)SZ_64K + (n - 2) * SZ_16K, (u64)RBLN_HW_RUN_NOW_MAX_BYTES);
+	a = job(test, EHDMA, 0, c, n);
+	direct = job(test, EHDMA, 0, c, 2);
 
 	for (i = 0; i < SZ_64K; i++)
 		((u8 *)src->vaddr)[i] = i * 7 + i / 251;
@@ -285,13 +296,52 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	busy = atomic64_read(&engine->busy_ns);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
 	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
-	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "80 KiB is queued");
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "%u copies past the direct path's limit are queued",
+			    n);
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
 	KUNIT_EXPECT_EQ(test, memcmp(c0->vaddr, src->vaddr, SZ_32K + SZ_16K), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(c0->vaddr + SZ_32K + SZ_16K, src->vaddr + SZ_32K, SZ_16K), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(il->vaddr, src->vaddr, SZ_16K), 0);
 	KUNIT_EXPECT_GT(test, atomic64_read(&engine->busy_ns), busy);
+}
+
+/*
+ * The direct path's bound: a job of exactly RBLN_HW_RUN_NOW_MAX_BYTES for an
+ * idle engine ends inside SUBMIT, one byte more goes to the scheduler; both
+ * copy every byte.
+ */
+static void rbln_submit_direct_path_limit(struct kunit *test)
+{
+	const u32 n = RBLN_HW_RUN_NOW_MAX_BYTES / SZ_64K;
+	struct fixture *f = test->priv;
+	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->c0);
+	struct rbln_bo *dst = rbln_test_lookup(test, f->file, f->il);
+	struct drm_rbln_copy *c = kunit_kcalloc(test, n + 1, sizeof(*c), GFP_KERNEL);
+	struct drm_rbln_submit a;
+	int status;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	for (i = 0; i < n; i++)
+		c[i] = copy(f->c0, f->il, SZ_64K);
+	c[n] = copy(f->c0, f->il, 1);
+	memset(src->vaddr, 0x3c, SZ_64K);
+	a = job(test, NEURAL, 0, c, n);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 1U, "a job of the limit's bytes runs inside SUBMIT");
+	KUNIT_EXPECT_EQ(test, a.status, 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0x3c, SZ_64K));
+
+	memset(src->vaddr, 0xc3, SZ_64K);
+	a = job(test, NEURAL, 0, c, n + 1);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "one byte more is scheduled");
+	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0xc3, SZ_64K));
 }
 
 static void rbln_wait_rejects_bad_arguments(struct kunit *test)
@@ -395,6 +445,7 @@ static struct kunit_case rbln_submit_cases[] = {
 	KUNIT_CASE(rbln_submit_engine_reach),
 	KUNIT_CASE(rbln_submit_all_or_nothing),
 	KUNIT_CASE(rbln_submit_queued_job_copies),
+	KUNIT_CASE(rbln_submit_direct_path_limit),
 	KUNIT_CASE(rbln_wait_rejects_bad_arguments),
 	KUNIT_CASE(rbln_submit_injected_failure),
 	KUNIT_CASE(rbln_submit_failed_jobs_are_capped),

@@ -18,8 +18,9 @@
 //                     trace record switches on) against off
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs the kernel copying the
 //                     same bytes outside the job path (debugfs copy_bench)
-//   breakdown         a scheduled 1 MiB and 4 MiB job's device times: SUBMIT to
-//                     the engine's start, on the engine, its end to WAIT's return
+//   breakdown         device times of a 1 MiB and a 4 MiB job (run inside SUBMIT)
+//                     and of an 8 MiB and a 16 MiB one (scheduled): SUBMIT to the
+//                     engine's start, on the engine, its end to WAIT's return
 //   interrupt latency a scheduled job's completion upcall (the simulator's
 //                     "interrupt", rbln_hw_job_done) to its fence signalled, and
 //                     to the waiting task's return from WAIT, each against a null
@@ -171,15 +172,18 @@ drm_rbln_job_time job_record(int fd, uint64_t seqno, const char *what)
 // Where a job's time goes, from its device times (SUBMIT_TIMES, interface
 // 14): SUBMIT to the engine's start (the hand-off), on the engine (the copy),
 // the end to WAIT's return (the waiter's wake-up), next to @copy_ns, the
-// kernel's copy of the same bytes.  Medians of @rounds jobs, in ns.
+// kernel's copy of the same bytes.  Medians of @rounds jobs, in ns, and the
+// path they took (inside SUBMIT or scheduled): every round the same one.
 struct Breakdown {
 	double to_start = 0, on_engine = 0, to_return = 0, copy = 0;
+	bool direct = false;
 };
 
 Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 		    const std::function<void()> &kernel_copy, int rounds = 31)
 {
 	std::vector<double> to_start, on_engine, to_return, copy;
+	std::optional<bool> direct;
 	auto now = [] {
 		timespec t;
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -199,6 +203,9 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 		const uint64_t u0 = now();
 		if (ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s))
 			throw std::runtime_error(fmt::format("breakdown submit: {}", std::strerror(errno)));
+		if (direct.value_or(s.ended) != bool(s.ended))
+			throw std::runtime_error(fmt::format("breakdown: {}-byte jobs took both paths", size));
+		direct = s.ended;
 		drm_rbln_wait w{};
 		w.seqno = s.seqno;
 		w.timeout_ns = 10'000'000'000;
@@ -214,7 +221,7 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 		std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
 		return v[v.size() / 2];
 	};
-	return {median(to_start), median(on_engine), median(to_return), median(copy)};
+	return {median(to_start), median(on_engine), median(to_return), median(copy), *direct};
 }
 
 // The completion upcall to what follows it, from data the driver already
@@ -224,7 +231,7 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 // WAIT waits on (the scheduler's finished fence, signalled from the hardware
 // fence's callback), carries the moment it was signalled (the sync_file's
 // timestamp); and the task's own clock right after WAIT returns.  All three
-// are CLOCK_MONOTONIC.  A 1 MiB job: over the direct path's limit (64 KiB),
+// are CLOCK_MONOTONIC.  An 8 MiB job: over the direct path's limit (4 MiB),
 // so it is scheduled and ends by the upcall, and long enough on the engine
 // that the task is inside WAIT by then (rounds where it was not are left out
 // of the WAIT figure).  Each round's latencies are also taken as a multiple
@@ -253,7 +260,7 @@ IrqLatency interrupt_latency(int fd, uint32_t src, uint32_t dst,
 	std::vector<double> to_signal, signal_ratio, to_return, return_ratio;
 	for (int r = 0; r < rounds; r++) {
 		const double null_ns = ns_per_op(null_ioctl, std::chrono::milliseconds(40));
-		const drm_rbln_copy c{src, dst, 0, 0, 1u << 20};
+		const drm_rbln_copy c{src, dst, 0, 0, 8u << 20};
 		drm_rbln_submit s{};
 		s.engine = DRM_RBLN_ENGINE_TASK_DMA;
 		s.copies = reinterpret_cast<uintptr_t>(&c);
@@ -502,23 +509,27 @@ int main(int argc, char **argv)
 				    "\"ratio\": {:.4f}}}", rows.empty() ? "" : ",\n", size, dma, cpu, 1 / f.ratio);
 	}
 
-	// Why a job of a MiB or more lags the kernel's copy: the hand-off to the
-	// engine's scheduler and the waiter's wake-up, each a context switch or
-	// two, against the copy itself (the job's time on its engine).
-	std::string handoff;
+	// Where a job's time goes: jobs up to the direct path's limit (4 MiB) run
+	// inside SUBMIT; bigger ones are handed to the engine's scheduler and the
+	// waiter is woken, each a context switch or two, against the copy itself
+	// (the job's time on its engine).  The path is the one the jobs took.
+	std::string direct_rows, scheduled_rows;
 	if (dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
-		fmt::print("\n{:>10} {:>12} {:>12} {:>12} {:>12}   (us, medians; a scheduled job)\n", "size",
+		fmt::print("\n{:>10} {:>10} {:>12} {:>12} {:>12} {:>12}   (us, medians)\n", "size", "path",
 			   "to start", "on engine", "to return", "kernel copy");
-		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20}) {
+		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20, uint64_t(8) << 20,
+				      uint64_t(16) << 20}) {
 			const Breakdown bd = breakdown(fd, a.handle(), b.handle(), size,
 						       [&] { kernel_copy(size); });
-			fmt::print("{:>10} {:>12.0f} {:>12.0f} {:>12.0f} {:>12.0f}\n",
-				   fmt::format("{} MiB", size >> 20), bd.to_start / 1e3, bd.on_engine / 1e3,
-				   bd.to_return / 1e3, bd.copy / 1e3);
-			handoff += fmt::format("{}    {{\"bytes\": {}, \"to_start_ns\": {:.0f}, \"on_engine_ns\": {:.0f}, "
-					       "\"to_return_ns\": {:.0f}, \"kernel_copy_ns\": {:.0f}}}",
-					       handoff.empty() ? "" : ",\n", size, bd.to_start, bd.on_engine,
-					       bd.to_return, bd.copy);
+			const bool direct = bd.direct;
+			fmt::print("{:>10} {:>10} {:>12.0f} {:>12.0f} {:>12.0f} {:>12.0f}\n",
+				   fmt::format("{} MiB", size >> 20), direct ? "in SUBMIT" : "scheduled",
+				   bd.to_start / 1e3, bd.on_engine / 1e3, bd.to_return / 1e3, bd.copy / 1e3);
+			std::string &rows = direct ? direct_rows : scheduled_rows;
+			rows += fmt::format("{}    {{\"bytes\": {}, \"to_start_ns\": {:.0f}, \"on_engine_ns\": {:.0f}, "
+					    "\"to_return_ns\": {:.0f}, \"kernel_copy_ns\": {:.0f}}}",
+					    rows.empty() ? "" : ",\n", size, bd.to_start, bd.on_engine,
+					    bd.to_return, bd.copy);
 		}
 	}
 
@@ -526,7 +537,7 @@ int main(int argc, char **argv)
 	IrqLatency irq;
 	if (syncobjs && dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
 		irq = interrupt_latency(fd, a.handle(), b.handle(), null_ioctl);
-		fmt::print("\n{:<32} {:>10}   (a scheduled 1 MiB job; medians of {} rounds)\n",
+		fmt::print("\n{:<32} {:>10}   (a scheduled 8 MiB job; medians of {} rounds)\n",
 			   "from the completion upcall to", "ns", irq.rounds);
 		fmt::print("{:<32} {:>10.0f}   {:.2f}x null ioctl\n", "  its fence signalled",
 			   irq.to_signal, irq.to_signal_ratio);
@@ -536,7 +547,7 @@ int main(int argc, char **argv)
 	}
 
 	std::ofstream(json_path) << fmt::format(
-		"{{\n  \"schema_version\": 2,\n  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
+		"{{\n  \"schema_version\": 3,\n  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
 		"  \"null_ioctl_ns\": {:.1f},\n  \"alloc_free_4k_ns\": {:.1f},\n"
 		"  \"submit_wait_4k_ns\": {:.1f},\n  \"submit_wait_4k_vs_null_ioctl\": {:.3f},\n"
 		"  \"chain_3x4k_ns\": {:.1f},\n  \"chain_3x4k_vs_null_ioctl\": {:.3f},\n"
@@ -548,7 +559,8 @@ int main(int argc, char **argv)
 		"  \"chain_3x4k_devmgr_unprofiled_ns\": {:.1f},\n"
 		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
 		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f},\n"
-		"  \"throughput\": [\n{}\n  ],\n  \"scheduled_job_breakdown\": [\n{}\n  ],\n"
+		"  \"throughput\": [\n{}\n  ],\n  \"direct_job_breakdown\": [\n{}\n  ],\n"
+		"  \"scheduled_job_breakdown\": [\n{}\n  ],\n"
 		"  \"interrupt_to_fence_signalled_ns\": {:.1f},\n"
 		"  \"interrupt_to_fence_signalled_vs_null_ioctl\": {:.3f},\n"
 		"  \"interrupt_to_wait_return_ns\": {:.1f},\n"
@@ -557,8 +569,8 @@ int main(int argc, char **argv)
 		dev.info().name, dev.info().driver_version, null_ns, alloc.ns, submit.ns, submit.ratio,
 		chain.ns, chain.ratio, chain_lib.ns, chain_lib.ratio, chain_batch.ns, chain_batch.ratio,
 		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
-		traced.ratio, rows, handoff, irq.to_signal, irq.to_signal_ratio, irq.to_return,
-		irq.to_return_ratio, irq.rounds, irq.waited);
+		traced.ratio, rows, direct_rows, scheduled_rows, irq.to_signal, irq.to_signal_ratio,
+		irq.to_return, irq.to_return_ratio, irq.rounds, irq.waited);
 	close(kcopy);
 	fmt::print("\nfigures written to {}\n", json_path);
 	return 0;

@@ -18,7 +18,8 @@ int main()
 	int fd;
 	{
 		auto dev = rbln::Device::open(0);
-		constexpr uint64_t size = 1 << 20;	// over the direct path's limit: a hardware fence
+		// Over the direct path's 4 MiB (RBLN_HW_RUN_NOW_MAX_BYTES): a hardware fence.
+		constexpr uint64_t size = 5ull << 20;
 		auto a = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto b = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto job = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 0, size}});

@@ -16,6 +16,10 @@
 namespace rbln::test {
 
 inline constexpr const char *kSimBus = "/sys/bus/rbln_sim";
+// The most bytes a job may have to run inside SUBMIT, for an idle engine
+// (RBLN_HW_RUN_NOW_MAX_BYTES, kernel/rbln_hw.h): a bigger one always goes
+// through the engine's scheduler.
+inline constexpr uint64_t kDirectMaxBytes = 4ull << 20;
 
 // One simulated NPU as the kernel shows it.
 struct SimDevice {
@@ -56,6 +60,10 @@ int prime_import(int fd, int dmabuf_fd, uint32_t *handle);
 int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
 	   uint64_t *seqno, const char *label = nullptr);
 int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000);
+// @copies, then all of them again as often as it takes to total more than
+// kDirectMaxBytes: a job that always goes through its engine's scheduler,
+// on buffers of any size.
+std::vector<drm_rbln_copy> past_direct_limit(const std::vector<drm_rbln_copy> &copies);
 
 // DRM syncobjs: a new one (0 if it could not be made), and its end.
 uint32_t syncobj_create(int fd);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <sys/ioctl.h>
 
@@ -18,7 +19,7 @@ using namespace rbln::test;
 
 namespace {
 
-constexpr uint64_t kBig = 128 << 10;	// over the direct path's limit: always scheduled
+constexpr uint64_t kBuffer = 128 << 10;	// each buffer; a scheduled job copies it again and again
 constexpr uint64_t kSmall = 4096;	// a direct job's size
 constexpr uint32_t kInputChiplet = 1;	// the input runs on the Rebel100's chiplet 1, Neural DMA
 
@@ -60,16 +61,20 @@ struct Submitted {
 	int status = 0;		// with ended
 };
 
-Submitted submit_job(const Place &p, uint64_t bytes, const drm_rbln_sync *in, drm_rbln_sync out,
+// A job on @p of a size for @path: a direct job's, or over the direct path's
+// limit (it always goes to the scheduler).
+Submitted submit_job(const Place &p, Path path, const drm_rbln_sync *in, drm_rbln_sync out,
 		     uint32_t flags)
 {
-	drm_rbln_copy copy{p.src, p.dst, 0, 0, bytes};
+	const std::vector<drm_rbln_copy> copies = path == Path::direct ?
+		std::vector<drm_rbln_copy>{{p.src, p.dst, 0, 0, kSmall}} :
+		past_direct_limit({{p.src, p.dst, 0, 0, kBuffer}});
 	drm_rbln_submit s{};
 	s.engine = p.engine;
 	s.chiplet = p.chiplet;
-	s.copies = reinterpret_cast<uintptr_t>(&copy);
-	s.copy_count = 1;
-	s.copy_size = sizeof(copy);
+	s.copies = reinterpret_cast<uintptr_t>(copies.data());
+	s.copy_count = uint32_t(copies.size());
+	s.copy_size = sizeof(drm_rbln_copy);
 	s.flags = flags;
 	s.in_syncs = reinterpret_cast<uintptr_t>(in);
 	s.in_sync_count = in ? 1 : 0;
@@ -137,7 +142,7 @@ protected:
 	{
 		Place p{fd, engine, chiplet};
 		for (uint32_t *h : {&p.src, &p.dst}) {
-			EXPECT_EQ(bo_create(fd, kBig, 0, chiplet, h), 0);
+			EXPECT_EQ(bo_create(fd, kBuffer, 0, chiplet, h), 0);
 			bos_.emplace_back(fd, *h);
 		}
 		return p;
@@ -180,7 +185,7 @@ TEST_P(Deps, DependantFailsWithItsInputsError)
 	else
 		ASSERT_EQ(debugfs_write(1, "hang", std::to_string(kInputChiplet) + " neural_dma"), 0);
 
-	Submitted a = submit_job(input, kBig, nullptr, {out, 0, point}, 0);
+	Submitted a = submit_job(input, Path::scheduled, nullptr, {out, 0, point}, 0);
 	ASSERT_EQ(a.error, 0) << strerror(a.error);
 	int a_status = 1;
 	if (path == Path::direct)	// the input has ended before the dependant comes
@@ -189,8 +194,7 @@ TEST_P(Deps, DependantFailsWithItsInputsError)
 	const uint32_t in_handle = link(input.fd, out, dep.fd, kind.via);
 	ASSERT_NE(in_handle, 0u) << strerror(errno);
 	const drm_rbln_sync in{in_handle, 0, kind.via == Via::sync_file ? 0 : point};
-	Submitted b = submit_job(dep, path == Path::direct ? kSmall : kBig, &in, {},
-				 DRM_RBLN_SUBMIT_REPORT_END);
+	Submitted b = submit_job(dep, path, &in, {}, DRM_RBLN_SUBMIT_REPORT_END);
 	ASSERT_EQ(b.error, 0) << strerror(b.error);
 	if (path == Path::scheduled)
 		a_status = wait_job(input.fd, a.seqno);

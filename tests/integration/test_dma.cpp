@@ -764,6 +764,161 @@ TEST_F(Dma, KilledReclaimerIsReapedWithinASecond)
 	munmap(keeper, sizeof(pid_t));
 }
 
+// A job on a hung engine ends only at its timeout (long here, so that the
+// kills come well before it); RECLAIM and RESET wait for a victim's jobs.
+constexpr auto kHungTimeout = std::chrono::milliseconds(6000);
+constexpr auto kHungJobGone = kHungTimeout + std::chrono::milliseconds(5000);
+
+// A child with a file of NPU @npu (its node @node) holding @bytes of device
+// memory, and with a job on Neural DMA of chiplet 0 when @job (the engine is
+// hung by the caller): the file stays open until the child is killed.
+pid_t hold_memory(const std::string &node, uint64_t bytes, bool job)
+{
+	return fork_until_ready([&](const std::function<void()> &ready) {
+		Fd fd = open_node(node);
+		Buffer a = make_buffer(fd.get(), bytes / 2, DRM_RBLN_BO_EAGER, 0);
+		Buffer b = make_buffer(fd.get(), bytes / 2, DRM_RBLN_BO_EAGER, 0);
+		uint64_t seqno = 0;
+		if (job && submit(fd.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0,
+				  {{a.handle, b.handle, 0, 0, bytes / 2}}, &seqno))
+			_exit(1);
+		ready();
+		for (;;)
+			pause();
+	});
+}
+
+// A forked child that calls @call (an ioctl that waits) once ready; killed
+// while inside it, it must be reaped within about a second.  Returns false
+// (and fails the test) if it was not inside it or took longer.
+bool killed_inside_is_reaped(const std::function<int()> &call, const char *what)
+{
+	pid_t pid = fork_until_ready([&](const std::function<void()> &ready) {
+		ready();
+		_exit(call() == 0 ? 0 : 1);
+	});
+	EXPECT_GT(pid, 0);
+	if (pid <= 0)
+		return false;
+	usleep(300'000);	// inside the call, waiting for the hung job
+	int wstatus = 0;
+	if (waitpid(pid, &wstatus, WNOHANG) != 0) {
+		ADD_FAILURE() << what << " did not wait for the hung job";
+		return false;
+	}
+	auto start = std::chrono::steady_clock::now();
+	kill_and_reap(pid);
+	const long long took = ms_since(start);
+	EXPECT_LT(took, kReaped.count()) << "ms to reap the task killed in " << what;
+	return took < kReaped.count();
+}
+
+// A forced RECLAIM of a file whose job waits on a hung engine waits for that
+// job, which ends only at the timeout.  Killed there, the reclaimer is reaped
+// within about a second, and the revocation is finished by a work item: the
+// victim's memory, which only the revocation frees (its file stays open),
+// is still held at the reap and comes back once the timeout ended the job.
+TEST_F(Dma, KilledReclaimerOfAHungEnginesJobIsReapedAndAWorkItemFinishes)
+{
+	JobTimeout timeout(std::to_string(kHungTimeout.count()));
+	ASSERT_EQ(timeout.error(), 0);
+	ASSERT_EQ(debugfs_write(1, "hang", "0 neural_dma"), 0);
+	Child victim(hold_memory(sim_device(1)->node, 2 * kMiB, true));
+	ASSERT_GT(victim.pid(), 0) << "the victim could not submit its job";
+	uint64_t victim_id = 0;
+	for (const auto &c : list_clients(fd_.get()))
+		if (c.creator_pid == uint32_t(victim.pid()))
+			victim_id = c.client_id;
+	ASSERT_NE(victim_id, 0u);
+	const uint64_t held = used_ + 2 * kMiB;
+	ASSERT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), held);
+
+	const std::string node = sim_device(1)->node;
+	EXPECT_TRUE(killed_inside_is_reaped([&] {
+		Fd fd = open_node(node);
+		return reclaim(fd.get(), victim_id, DRM_RBLN_RECLAIM_FORCE);
+	}, "RECLAIM"));
+	EXPECT_EQ(param(fd_.get(), DRM_RBLN_PARAM_MEMORY_USED), held)
+		<< "the revocation cannot have finished: the hung job still runs";
+	EXPECT_TRUE(memory_used_back_within(fd_.get(), used_, kHungJobGone.count()))
+		<< "the revocation was not finished after the reclaimer's kill";
+	EXPECT_EQ(debugfs_write(1, "hang", "0 neural_dma 0"), 0);
+	Buffer a = make_buffer(fd_.get(), 8192, 0, 0), b = make_buffer(fd_.get(), 8192, 0, 0);
+	EXPECT_EQ(copy(fd_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}), 0)
+		<< "the engine runs a job after its timeout";
+	free_buffer(fd_.get(), a);
+	free_buffer(fd_.get(), b);
+}
+
+// A device of this test's own: RESET revokes every file of its device.
+class OwnDevice {
+public:
+	explicit OwnDevice(unsigned id)
+		: id_(id), ok_(sim_new_device(std::to_string(id) + " atom 16") == 0)
+	{
+	}
+	~OwnDevice()
+	{
+		if (ok_) {
+			EXPECT_EQ(sim_del_device(id_), 0);
+		}
+	}
+	bool ok() const { return ok_; }
+	std::string node() const { return "/dev/rbln" + std::to_string(id_); }
+private:
+	unsigned id_;
+	bool ok_;
+};
+
+// RESET with FORCE revokes every other file, waiting for each one's jobs:
+// the first victim's job waits on a hung engine, until the timeout.  Killed
+// there, the resetter is reaped within about a second, and work items finish
+// what it had begun: the second victim (no jobs) is revoked at once, the first
+// once the timeout ended its job, their memory back each time (only the
+// revocations free it: both files stay open).  The killed call did not reset
+// the device; the next RESET does, with nobody left to revoke.
+TEST_F(Dma, KilledResetterWaitingForAHungEngineIsReapedAndWorkItemsFinish)
+{
+	constexpr unsigned kId = 16;
+	OwnDevice own(kId);
+	ASSERT_TRUE(own.ok());
+	JobTimeout timeout(std::to_string(kHungTimeout.count()));
+	ASSERT_EQ(timeout.error(), 0);
+	ASSERT_EQ(debugfs_write(kId, "hang", "0 neural_dma"), 0);
+	// Opened in this order, revoked in this order: the hung one first.
+	Child hung(hold_memory(own.node(), 2 * kMiB, true));
+	ASSERT_GT(hung.pid(), 0) << "the first victim could not submit its job";
+	Child idle(hold_memory(own.node(), 4 * kMiB, false));
+	ASSERT_GT(idle.pid(), 0);
+
+	const std::string node = own.node();
+	EXPECT_TRUE(killed_inside_is_reaped([&] {
+		Fd fd = open_node(node);
+		drm_rbln_reset r{};
+		r.flags = DRM_RBLN_RESET_FORCE;
+		return ioctl(fd.get(), DRM_IOCTL_RBLN_RESET, &r) ? errno : 0;
+	}, "RESET"));
+	// Opened after the victims were chosen: not one of them.
+	Fd watcher = open_node(own.node());
+	ASSERT_TRUE(watcher);
+	EXPECT_TRUE(memory_used_back_within(watcher.get(), 2 * kMiB, 2000))
+		<< "the second victim was not revoked after the kill (or the first was too early)";
+	EXPECT_TRUE(memory_used_back_within(watcher.get(), 0, kHungJobGone.count()))
+		<< "the first victim's revocation was not finished after the kill";
+	for (const auto &c : list_clients(watcher.get()))
+		if (!(c.flags & DRM_RBLN_CLIENT_SELF)) {
+			EXPECT_TRUE(c.flags & DRM_RBLN_CLIENT_REVOKED) << "client " << c.client_id;
+		}
+	drm_rbln_reset r{};
+	ASSERT_EQ(ioctl(watcher.get(), DRM_IOCTL_RBLN_RESET, &r), 0) << strerror(errno);
+	EXPECT_EQ(r.revoked, 0u) << "the killed RESET's victims were all revoked already";
+	Buffer a = make_buffer(watcher.get(), 8192, 0, 0), b = make_buffer(watcher.get(), 8192, 0, 0);
+	EXPECT_EQ(copy(watcher.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0, {a.handle, b.handle, 0, 4096, 4096}),
+		  0) << "the device runs a job after the reset";
+	free_buffer(watcher.get(), a);
+	free_buffer(watcher.get(), b);
+}
+
 TEST_F(Dma, InheritedFileKeepsWorkingInTheChild)
 {
 	Fd fd = open_node(sim_device(1)->node);

@@ -88,8 +88,10 @@ protected:
 TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 {
 	const int fd = fd_.get();
-	const uint32_t host = bo(4 << 20, DRM_RBLN_BO_HOST, 0);
-	const uint32_t c0 = bo(4 << 20, 0, 0), c2a = bo(4 << 20, 0, 2), c2b = bo(4 << 20, 0, 2);
+	// 4 KiB jobs may run inside SUBMIT, ones over kDirectMaxBytes go through the scheduler.
+	const uint64_t scheduled = kDirectMaxBytes + (1 << 20);
+	const uint32_t host = bo(scheduled, DRM_RBLN_BO_HOST, 0);
+	const uint32_t c0 = bo(scheduled, 0, 0), c2a = bo(scheduled, 0, 2), c2b = bo(scheduled, 0, 2);
 	struct Want {
 		uint32_t engine, chiplet;
 	};
@@ -98,8 +100,7 @@ TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 	const uint64_t t0 = monotonic_ns();
 	for (int round = 0; round < 4; round++) {
 		uint64_t s = 0;
-		// 4 KiB jobs may run inside SUBMIT, 2 MiB ones go through the scheduler.
-		const uint64_t len = round % 2 ? 2 << 20 : 4096;
+		const uint64_t len = round % 2 ? scheduled : 4096;
 		ASSERT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {host, c0, 0, 0, len},
 				       DRM_RBLN_SUBMIT_TIMES, &s), 0);
 		asked[s] = {DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0};

@@ -32,6 +32,8 @@ expect fail "an empty log" < /dev/null
 expect fail "a log cut short (no end marker)" < <(printf '%s\n' "$boot")
 expect fail "a log without the boot marker" < <(printf '%s\n' "$end")
 expect fail "lockdep off at the end" < <(printf '%s\n[   90.000000] rbln-vm: end rc=0 lockdep=off\n' "$boot")
+expect fail "rbln's work on a deprecated workqueue (7.x)" < <(printf '%s\n[   53.657223] workqueue: work func rbln_sim_engine_work [rbln] enqueued on deprecated workqueue. Use system_{percpu|dfl}_wq instead.\n%s\n' "$boot" "$end")
+expect pass "another module's work on a deprecated workqueue" < <(printf '%s\n[   53.657223] workqueue: work func other_work [other] enqueued on deprecated workqueue. Use system_{percpu|dfl}_wq instead.\n%s\n' "$boot" "$end")
 expect fail "a WARN" < <(printf '%s\n[   50.000000] WARNING: CPU: 0 PID: 1 at rbln_job.c:10\n%s\n' "$boot" "$end")
 expect pass "a report from the kernel's boot, before init" < <(printf '[    0.500000] BUG: KASAN: wild-memory-access in cpu_detect\n%s\n%s\n' "$boot" "$end")
 
@@ -62,7 +64,10 @@ fault6_12='[   40.000000] DMAR: DRHD: handling fault status reg 2
 [   40.000001] DMAR: [DMA Write NO_PASID] Request device [01:00.0] fault addr 0xffe00000 [fault reason 0x05] PTE Write access is not set'
 fault6_1='[   40.000000] DMAR: DRHD: handling fault status reg 3
 [   40.000001] DMAR: [DMA Read] Request device [02:00.0] PASID ffffffff fault addr fff00000 [fault reason 0x06] PTE Read access is not set'
-begin='[   39.000000] rbln-test: expect DMAR fault: begin'
+begin='[   39.000000] rbln-test: expect DMAR fault: begin 0000:01:00.0'
+begin2='[   39.000000] rbln-test: expect DMAR fault: begin 0000:02:00.0'
+fault7='[   40.000000] DMAR: DRHD: handling fault status reg 2
+[   40.000001] DMAR: [DMA Read NO_PASID] Request device [0000:01:00.0] fault addr 0x0 [fault reason 0x06] PTE Read access is not set'
 over='[   41.000000] rbln-test: expect DMAR fault: end'
 expect fail "a DMA fault (6.12's words)" < <(printf '%s\n%s\n%s\n' "$boot" "$fault6_12" "$end")
 expect fail "a DMA fault (6.1's words)" < <(printf '%s\n%s\n%s\n' "$boot" "$fault6_1" "$end")
@@ -71,7 +76,11 @@ expect fail "an interrupt-remapping fault" < <(printf '%s\n[   40.0] DMAR: [INTR
 expect fail "an interrupt storm" < <(printf '%s\n[   40.0] irq 11: nobody cared (try booting with the "irqpoll" option)\n[   40.1] Disabling IRQ #11\n%s\n' "$boot" "$end")
 expect fail "a disabled interrupt alone" < <(printf '%s\n[   40.1] Disabling IRQ #24\n%s\n' "$boot" "$end")
 expect pass "a DMA fault a test declared" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_12" "$over" "$end")
-expect pass "a declared DMA fault on the serial console" --serial < <(printf '%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_1" "$over")
+expect pass "a declared DMA fault on the serial console" --serial < <(printf '%s\n%s\n%s\n%s\n' "$boot" "$begin2" "$fault6_1" "$over")
+expect pass "a declared DMA fault (7.x's words, with the domain)" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault7" "$over" "$end")
+expect fail "another device's DMA fault inside the declared span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$fault6_1" "$over" "$end")
+expect fail "another device's DMA fault (7.x's words) inside the span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin2" "$fault7" "$over" "$end")
+expect fail "a DMA fault inside a span that names no device" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "${begin% 0000:01:00.0}" "$fault6_12" "$over" "$end")
 expect fail "a DMA fault after the declared span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$begin" "$over" "$fault6_12" "$end")
 expect fail "a DMA fault before the declared span" < <(printf '%s\n%s\n%s\n%s\n%s\n' "$boot" "$fault6_12" "$begin" "$over" "$end")
 expect fail "a WARN inside the declared span" < <(printf '%s\n%s\n%s\n[   40.5] WARNING: CPU: 0 PID: 1 at rbln_pci.c:10\n%s\n%s\n' "$boot" "$begin" "$fault6_12" "$over" "$end")
