@@ -26,8 +26,11 @@ struct rbln_device;
 struct rbln_sku;
 
 #define RBLN_MAX_CHIPLETS	4
-/* mem_alloc's chiplet for host memory (External HDMA's other side). */
-#define RBLN_HW_HOST_MEMORY	(~0U)
+/*
+ * mem_alloc's chiplet for host memory (External HDMA's other side); not
+ * DRM_RBLN_CHIPLET_INTERLEAVED (~0U), which mem_alloc is given as well.
+ */
+#define RBLN_HW_HOST_MEMORY	(~0U - 1)
 /* Device addresses: chiplet N's memory is the window at N * RBLN_CHIPLET_WINDOW. */
 #define RBLN_CHIPLET_WINDOW	(1ULL << 40)
 

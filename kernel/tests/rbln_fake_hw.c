@@ -135,8 +135,11 @@ static void *rbln_fake_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 addr
 	struct rbln_fake_hw *fake = rbln_fake_hw_enter(rdev, "mem_alloc after destroy");
 	void *backing;
 
-	if (!rbln_fake_address_valid(fake, chiplet, address, size))
+	if (!rbln_fake_address_valid(fake, chiplet, address, size)) {
+		pr_err("rbln_fake_hw: mem_alloc of %zu bytes for chiplet %u at %#llx\n",
+		       size, chiplet, address);
 		rbln_fake_hw_bad(fake, "mem_alloc at an address outside the chiplet's window");
+	}
 	backing = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (backing)
 		atomic_inc(&fake->allocs);
