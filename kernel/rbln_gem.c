@@ -278,8 +278,19 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
+	void *vaddr = READ_ONCE(bo->vaddr);
 	int ret, idx;
 
+	/*
+	 * An exported buffer is never revoked: once placed, its bytes stay
+	 * until its last reference, and mapping them needs no device.  So an
+	 * importer holding a placed buffer is not failed by a removal racing
+	 * it (inside dma_buf_vmap(), which WARNs on a failure).
+	 */
+	if (READ_ONCE(bo->exported) && vaddr) {
+		iosys_map_set_vaddr(map, vaddr);
+		return 0;
+	}
 	if (!drm_dev_enter(obj->dev, &idx))
 		return -ENODEV;
 	ret = rbln_bo_place(bo);
