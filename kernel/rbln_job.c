@@ -74,14 +74,19 @@ static void rbln_job_dma_unmap(struct rbln_job *job, u32 count)
 			dma_unmap_sgtable(job->dma_dev, job->bufs[i].sgt, rbln_job_buffer_dir(i), 0);
 }
 
+/* Whatever rbln_job_hw_buffers() mapped, unmapped. */
+static void rbln_job_dma_unmap_all(struct rbln_job *job)
+{
+	rbln_job_dma_unmap(job, job->dma_mapped);
+	job->dma_mapped = 0;
+}
+
 /* The job's sg tables (and its DMA mappings, if rbln_job_end() has not taken them yet). */
 static void rbln_job_unmap_buffers(struct rbln_job *job)
 {
 	u32 i;
 
-	if (job->bufs)
-		rbln_job_dma_unmap(job, job->dma_mapped);
-	job->dma_mapped = 0;
+	rbln_job_dma_unmap_all(job);
 	for (i = 0; job->bufs && i < 2 * job->hw.count; i++) {
 		struct sg_table *sgt = job->bufs[i].sgt;
 
@@ -344,8 +349,7 @@ void rbln_job_end(struct rbln_job *job, int status)
 	 * would read the old bytes, and the copy back would overwrite what
 	 * they wrote since.  The DMA API unmaps without allocating or sleeping.
 	 */
-	rbln_job_dma_unmap(job, job->dma_mapped);
-	job->dma_mapped = 0;
+	rbln_job_dma_unmap_all(job);
 	/* Set before the hardware fence signals: older schedulers do not pass its error on. */
 	if (status && job->scheduled)
 		dma_fence_set_error(&job->base.s_fence->finished, status);
@@ -442,8 +446,7 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 			/* Not now after all: nothing ran, and run_job maps again. */
 			rbln_busy_end(&rdev->busy);
 			job->started = false;
-			rbln_job_dma_unmap(job, job->dma_mapped);
-			job->dma_mapped = 0;
+			rbln_job_dma_unmap_all(job);
 			mutex_unlock(&engine->submit_lock);
 			return false;
 		}
