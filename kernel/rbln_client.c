@@ -66,12 +66,6 @@ static void rbln_client_drop_acquisition(struct rbln_client *client)
 	rbln_client_event(client, RBLN_GENL_EVENT_RELEASED, 0);
 }
 
-/* Idle time is told in seconds: the tick's clock will do, and costs no clock read. */
-void rbln_client_touch(struct rbln_client *client)
-{
-	atomic64_set(&client->last_active_ns, ktime_get_coarse_ns());
-}
-
 /* The DRM core's id where it has one, so the ioctls and fdinfo agree. */
 static u64 rbln_client_id(struct drm_file *file)
 {

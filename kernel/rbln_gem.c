@@ -69,19 +69,32 @@ u64 rbln_bo_device_address(const struct rbln_bo *bo)
 int rbln_bo_place(struct rbln_bo *bo)
 {
 	struct rbln_device *rdev = bo_rdev(bo);
+	void *vaddr;
 	int ret = 0;
 
+	/*
+	 * Placed already, the case of nearly every job: no lock.  vaddr only
+	 * goes from NULL to set, and back only after revoked is set, so what
+	 * this sees was true at some moment, as the locked check's result is
+	 * once the lock is dropped: a reclaim may come after either.  SUBMIT
+	 * looks at vaddr again (rbln_job_hw_buffers()), a fault takes the
+	 * lock, and an exported buffer is never revoked.  The acquire pairs
+	 * with the release below: the zeroed bytes are seen with the address.
+	 */
+	if (smp_load_acquire(&bo->vaddr) && !READ_ONCE(bo->revoked))
+		return 0;
 	mutex_lock(&bo->lock);
 	if (bo->revoked) {
 		ret = -ENODEV;
 	} else if (!bo->vaddr) {
 		/* Zeroed, like fresh device memory, and charged to the caller. */
-		bo->vaddr = rbln_hw_mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
-					      bo->chiplet, rbln_bo_device_address(bo), bo->base.size);
-		if (!bo->vaddr)
+		vaddr = rbln_hw_mem_alloc(rdev, rbln_bo_is_host(bo) ? RBLN_HW_HOST_MEMORY :
+					  bo->chiplet, rbln_bo_device_address(bo), bo->base.size);
+		if (!vaddr)
 			ret = -ENOMEM;
 		else if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, bo->base.size);
+		smp_store_release(&bo->vaddr, vaddr);
 	}
 	mutex_unlock(&bo->lock);
 	return ret;
@@ -97,12 +110,12 @@ u64 rbln_bo_revoke(struct rbln_bo *bo)
 		mutex_unlock(&bo->lock);
 		return 0;
 	}
-	bo->revoked = true;
+	WRITE_ONCE(bo->revoked, true);	/* before vaddr goes: see rbln_bo_place() */
 	/* Faults take the lock too: no page can be mapped after this. */
 	drm_vma_node_unmap(&bo->base.vma_node, bo->base.dev->anon_inode->i_mapping);
 	if (bo->vaddr && !rbln_bo_is_imported(bo)) {
 		rbln_hw_mem_free(rdev, bo->vaddr);
-		bo->vaddr = NULL;
+		WRITE_ONCE(bo->vaddr, NULL);
 		if (bo->accounted)
 			rbln_mem_placed(rdev, bo->chiplet, -(s64)bo->base.size);
 	}
@@ -278,7 +291,7 @@ static struct sg_table *rbln_bo_get_sg_table(struct drm_gem_object *obj)
 static int rbln_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
 	struct rbln_bo *bo = to_rbln_bo(obj);
-	void *vaddr = READ_ONCE(bo->vaddr);
+	void *vaddr = smp_load_acquire(&bo->vaddr);	/* see rbln_bo_place() */
 	int ret, idx;
 
 	/*

@@ -86,6 +86,9 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
 {
 	u32 i;
 
+	/* A job of a backend the CPU reaches has none (dma_dev comes with the first). */
+	if (!job->dma_dev)
+		return;
 	rbln_job_dma_unmap_all(job);
 	for (i = 0; job->bufs && i < 2 * job->hw.count; i++) {
 		struct sg_table *sgt = job->bufs[i].sgt;
@@ -102,10 +105,10 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
 
 /*
  * The sg table of side @i of the job's copies, for a backend that moves
- * bytes by DMA: only the copy's bytes, not the whole buffer, or a job of
- * many small copies of a big buffer would pin an sg table of the whole
- * buffer per copy (4096 copies of a 1 GiB buffer: 64 GiB of scatterlists
- * from one SUBMIT).  Built here, where it may allocate and is charged to the
+ * bytes by DMA (one with a dma_dev; the caller checks): only the copy's
+ * bytes, not the whole buffer, or a job of many small copies of a big
+ * buffer would pin an sg table of the whole buffer per copy (4096 copies of
+ * a 1 GiB buffer: 64 GiB of scatterlists from one SUBMIT).  Built here, where it may allocate and is charged to the
  * submitter; mapped only when the job goes to its engine (see
  * rbln_job_hw_buffers).
  */
@@ -116,8 +119,6 @@ static int rbln_job_build_sg(struct rbln_job *job, u32 i)
 	struct rbln_bo *bo = job->bos[i];
 	struct sg_table *sgt;
 
-	if (!dev)
-		return 0;
 	/* An imported buffer's pages are its exporter's, not ours to map. */
 	if (rbln_bo_is_imported(bo))
 		return -EOPNOTSUPP;
@@ -400,7 +401,7 @@ int rbln_job_hw_buffers(struct rbln_job *job)
 	int ret;
 
 	for (i = 0; i < 2 * job->hw.count; i++) {
-		void *cpu = READ_ONCE(job->bos[i]->vaddr);
+		void *cpu = smp_load_acquire(&job->bos[i]->vaddr);	/* see rbln_bo_place() */
 
 		/* Placed at submit; only a reclaim takes the backing back. */
 		if (!cpu)
@@ -417,7 +418,8 @@ int rbln_job_hw_buffers(struct rbln_job *job)
 			return ret;
 		}
 	}
-	job->dma_mapped = 2 * job->hw.count;
+	if (job->dma_dev)
+		job->dma_mapped = 2 * job->hw.count;
 	return 0;
 }
 
@@ -505,6 +507,7 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 	const struct drm_rbln_copy *c = &job->copies[i];
 	struct drm_gem_object *src, *dst;
 	struct rbln_bo *s, *d;
+	int ret;
 
 	if (!c->size)
 		return -EINVAL;
@@ -528,8 +531,10 @@ static int rbln_job_check_copy(struct rbln_job *job, struct drm_file *file, u32 
 	if (!rbln_copy_allowed(job->engine, s, d))
 		return -EINVAL;
 	/* Lazy buffers get their backing now, charged to the submitter. */
-	return rbln_bo_place(s) ?: rbln_bo_place(d) ?:
-	       rbln_job_build_sg(job, 2 * i) ?: rbln_job_build_sg(job, 2 * i + 1);
+	ret = rbln_bo_place(s) ?: rbln_bo_place(d);
+	if (ret || !job->engine->chiplet->rdev->info.dma_dev)
+		return ret;		/* the CPU reaches them: no sg tables */
+	return rbln_job_build_sg(job, 2 * i) ?: rbln_job_build_sg(job, 2 * i + 1);
 }
 
 static int rbln_job_read_copies(struct rbln_job *job, const struct drm_rbln_submit *args)
