@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../device_state.h"
+#include "chunked_vector.h"
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
 #include "recorder.h"
@@ -100,7 +101,7 @@ struct Recorder {
 	bool dir_from_env = false;
 	std::string stem;		// rbln_{date}_{time}, fixed at the first use
 	Trace trace;			// devices, counters and workloads; the jobs are below
-	std::vector<JobRecord> jobs;
+	ChunkedVector<JobRecord> jobs;	// appended per job: never moved
 	std::string labels;		// every job's label, one after another
 	std::vector<uint64_t> afters;	// every job's dependencies (their ids)
 	std::vector<DeviceLog> logs;
