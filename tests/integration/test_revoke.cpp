@@ -122,7 +122,10 @@ TEST(Revoke, ForcedReclaimWaitsForJobsRunningInsideSubmit)
 				reclaimed++;
 	submitters.clear();
 	EXPECT_GE(reclaimed, 10) << "the race was hardly exercised";
-	EXPECT_EQ(memory_used(admin.get()), baseline);
+	// A killed submitter's jobs (scheduled when another held the engine) end
+	// in a work item after its reap: their buffers go back within a second.
+	EXPECT_TRUE(memory_used_back_within(admin.get(), baseline, 1500))
+		<< "still in use: " << memory_used(admin.get()) << " bytes, baseline " << baseline;
 }
 
 // Two reclaims of one client at once: one revokes it, the other is told it
