@@ -108,9 +108,9 @@ static void rbln_job_unmap_buffers(struct rbln_job *job)
  * bytes by DMA (one with a dma_dev; the caller checks): only the copy's
  * bytes, not the whole buffer, or a job of many small copies of a big
  * buffer would pin an sg table of the whole buffer per copy (4096 copies of
- * a 1 GiB buffer: 64 GiB of scatterlists from one SUBMIT).  Built here, where it may allocate and is charged to the
- * submitter; mapped only when the job goes to its engine (see
- * rbln_job_hw_buffers).
+ * a 1 GiB buffer: 64 GiB of scatterlists from one SUBMIT).  Built here,
+ * where it may allocate and is charged to the submitter; mapped only when
+ * the job goes to its engine (see rbln_job_hw_buffers).
  */
 static int rbln_job_build_sg(struct rbln_job *job, u32 i)
 {
