@@ -8,22 +8,25 @@
  *                    than job_timeout_ms is cancelled and the engine reset
  *   chiplet_down     "CHIPLET [0|1]": the chiplet goes offline (1) or back (0)
  *   memory_error     "CHIPLET": an uncorrectable memory error: status FAULT
- *   copy_bench       N: the kernel copies N bytes as an engine would, outside
- *                    the job path (make bench's baseline)
+ *   copy_bench       "buffers SRC_FD DST_FD", then N: the kernel copies the
+ *                    first N bytes of two exported buffers as an engine would,
+ *                    outside the job path (make bench's baseline)
  *   slow_us          N: every MiB an engine copies takes N microseconds longer
  *                    (0, the default: full speed); slowed engines run no job
  *                    inside SUBMIT
  * ENGINE is a name from chipletN/engines or its number in enum drm_rbln_engine.
  */
 #include <linux/debugfs.h>
+#include <linux/dma-buf.h>
+#include <linux/iosys-map.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
 #include <drm/drm_print.h>
 
+#include "../rbln_compat.h"
 #include "rbln_sim.h"
 
 static int rbln_parse_engine(const char *word, unsigned int *kind)
@@ -146,14 +149,18 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
 }
 
 /*
- * copy_bench: each write of N copies N bytes (up to the job limit) between two
- * buffers of this open file, as an engine copies a job's bytes: make bench's
- * baseline for what the job path adds.
+ * copy_bench: make bench's baseline for what the job path adds.  A write of
+ * "buffers SRC_FD DST_FD" takes two exported buffers (dma-buf fds of the
+ * writer), and each write of N then copies their first N bytes, as an engine
+ * copies a job's bytes, outside the job path.  The baseline copies the very
+ * memory the bench's jobs copy: under TCG a copy's speed depends on where its
+ * pages lie (16 MiB ran at 2.6 GiB/s between two buffers and at 4.2 between
+ * two others in one run), which a baseline of other buffers would carry.
  */
 struct rbln_copy_bench {
 	struct mutex lock;		/* the buffers */
-	void *src, *dst;
-	u64 size;
+	struct dma_buf *src, *dst;
+	struct iosys_map src_map, dst_map;
 };
 
 static int rbln_copy_bench_open(struct inode *inode, struct file *f)
@@ -167,40 +174,72 @@ static int rbln_copy_bench_open(struct inode *inode, struct file *f)
 	return 0;
 }
 
-static void rbln_copy_bench_free(struct rbln_copy_bench *b)
+static void rbln_copy_bench_drop(struct dma_buf **buf, struct iosys_map *map)
 {
-	vfree(b->src);
-	vfree(b->dst);
-	b->src = b->dst = NULL;
-	b->size = 0;
+	if (!*buf)
+		return;
+	if (!iosys_map_is_null(map))
+		rbln_dma_buf_vunmap(*buf, map);
+	iosys_map_clear(map);
+	dma_buf_put(*buf);
+	*buf = NULL;
+}
+
+/* The exported buffer of @fd, mapped for the CPU (not I/O memory). */
+static int rbln_copy_bench_take(int fd, struct dma_buf **buf, struct iosys_map *map)
+{
+	int ret;
+
+	*buf = dma_buf_get(fd);
+	if (IS_ERR(*buf)) {
+		ret = PTR_ERR(*buf);
+		*buf = NULL;
+		return ret;
+	}
+	ret = rbln_dma_buf_vmap(*buf, map);
+	if (!ret && map->is_iomem)
+		ret = -EINVAL;
+	if (ret)
+		rbln_copy_bench_drop(buf, map);
+	return ret;
+}
+
+static int rbln_copy_bench_buffers(struct rbln_copy_bench *b, int src_fd, int dst_fd)
+{
+	int ret;
+
+	rbln_copy_bench_drop(&b->src, &b->src_map);
+	rbln_copy_bench_drop(&b->dst, &b->dst_map);
+	ret = rbln_copy_bench_take(src_fd, &b->src, &b->src_map);
+	if (!ret)
+		ret = rbln_copy_bench_take(dst_fd, &b->dst, &b->dst_map);
+	if (ret)
+		rbln_copy_bench_drop(&b->src, &b->src_map);
+	return ret;
 }
 
 static ssize_t rbln_copy_bench_write(struct file *f, const char __user *ubuf, size_t len,
 				     loff_t *pos)
 {
 	struct rbln_copy_bench *b = f->private_data;
-	char buf[32];
+	int src_fd, dst_fd, ret;
+	char buf[48];
 	u64 n;
-	int ret;
 
 	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	if (kstrtou64(buf, 0, &n) || !n || n > RBLN_SIM_JOB_MAX_BYTES)
-		return -EINVAL;
 	mutex_lock(&b->lock);
-	if (n > b->size) {
-		rbln_copy_bench_free(b);
-		b->src = __vmalloc(n, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
-		b->dst = __vmalloc(n, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
-		if (b->src && b->dst)
-			b->size = n;
-		else
-			rbln_copy_bench_free(b);
-	}
-	ret = b->size ? 0 : -ENOMEM;
-	if (!ret)
-		rbln_sim_copy(NULL, NULL, b->dst, b->src, n);
+	if (sscanf(buf, "buffers %d %d", &src_fd, &dst_fd) == 2)
+		ret = rbln_copy_bench_buffers(b, src_fd, dst_fd);
+	else if (kstrtou64(buf, 0, &n) || !n)
+		ret = -EINVAL;
+	else if (!b->src)
+		ret = -ENXIO;		/* no buffers given yet */
+	else if (n > b->src->size || n > b->dst->size)
+		ret = -EINVAL;
+	else
+		rbln_sim_copy(NULL, NULL, b->dst_map.vaddr, b->src_map.vaddr, n);
 	mutex_unlock(&b->lock);
 	return ret ?: len;
 }
@@ -209,7 +248,8 @@ static int rbln_copy_bench_release(struct inode *inode, struct file *f)
 {
 	struct rbln_copy_bench *b = f->private_data;
 
-	rbln_copy_bench_free(b);
+	rbln_copy_bench_drop(&b->src, &b->src_map);
+	rbln_copy_bench_drop(&b->dst, &b->dst_map);
 	mutex_destroy(&b->lock);
 	kfree(b);
 	return 0;

@@ -17,7 +17,8 @@
 //                     and with the driver's rbln tracepoints on (what rbln-smi
 //                     trace record switches on) against off
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs the kernel copying the
-//                     same bytes outside the job path (debugfs copy_bench)
+//                     same bytes of the same buffers outside the job path (debugfs
+//                     copy_bench)
 //   breakdown         device times of a 1 MiB and a 4 MiB job (run inside SUBMIT)
 //                     and of an 8 MiB and a 16 MiB one (scheduled): SUBMIT to the
 //                     engine's start, on the engine, its end to WAIT's return
@@ -484,28 +485,29 @@ int main(int argc, char **argv)
 	const int kcopy = open(bench_file.c_str(), O_WRONLY | O_CLOEXEC);
 	if (kcopy < 0)
 		throw std::runtime_error(fmt::format("{}: {}", bench_file, std::strerror(errno)));
-	// copy_bench copies at most a job's bytes a write, as a job does: a larger
-	// size is the job limit's pieces (libdevmgr splits the transfer into jobs alike).
-	const uint64_t job_max = dev.param(DRM_RBLN_PARAM_JOB_MAX_BYTES);
-	auto kernel_copy = [&](uint64_t size) {
-		for (uint64_t done = 0, piece; done < size; done += piece) {
-			piece = job_max ? std::min(size - done, job_max) : size;
-			const std::string n = std::to_string(piece);
-			if (write(kcopy, n.data(), n.size()) != ssize_t(n.size()))
-				throw std::runtime_error(fmt::format("{} {}: {}", bench_file, n,
-								     std::strerror(errno)));
-		}
+	auto kernel_write = [&](const std::string &command) {
+		if (write(kcopy, command.data(), command.size()) != ssize_t(command.size()))
+			throw std::runtime_error(fmt::format("{} {:?}: {}", bench_file, command,
+							     std::strerror(errno)));
 	};
+	// The kernel copies the very buffers the jobs copy (exported to it once):
+	// under TCG a copy's speed depends on where its pages lie.  One write,
+	// whatever the size: a transfer over the job limit is copied whole.
+	auto kernel_buffers = [&](const rbln::Buffer &src, const rbln::Buffer &dst) {
+		const int s = src.export_fd(), d = dst.export_fd();
+		kernel_write(fmt::format("buffers {} {}", s, d));
+		close(s);	// copy_bench holds the buffers
+		close(d);
+	};
+	auto kernel_copy = [&](uint64_t size) { kernel_write(std::to_string(size)); };
 	fmt::print("{:>10} {:>14} {:>14} {:>8}\n", "size", "DMA GiB/s", "kernel GiB/s", "ratio");
 	std::string rows;
 	for (uint64_t size = 4096; size <= (64ull << 20); size *= 4) {
-		// Both sides copy between two buffers of just this size, made for the
-		// row: under TCG a copy's speed depends on where its pages are (a 1 MiB
-		// copy at the start of the 64 MiB buffers above ran 20% slower than
-		// between 1 MiB ones, and copy_bench makes its buffers of the size).
+		// Both sides copy the same two buffers, of just this size, made for the row.
 		auto src = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto dst = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto job_copy = [&] { dev.submit(rbln::Engine::task_dma, 0, {{src, dst, 0, 0, size}}).wait(); };
+		kernel_buffers(src, dst);
 		// The kernel's copy is the base: the ratio of times is its speed over DMA's.
 		const Figure f = against(job_copy, [&] { kernel_copy(size); });
 		const double dma = gib_per_s(size, f.ns), cpu = gib_per_s(size, f.base_ns);
@@ -524,6 +526,7 @@ int main(int argc, char **argv)
 	if (dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
 		fmt::print("\n{:>10} {:>10} {:>12} {:>12} {:>12} {:>12}   (us, medians)\n", "size", "path",
 			   "to start", "on engine", "to return", "kernel copy");
+		kernel_buffers(a, b);
 		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20, uint64_t(8) << 20,
 				      uint64_t(16) << 20}) {
 			const Breakdown bd = breakdown(fd, a.handle(), b.handle(), size,
