@@ -538,9 +538,9 @@ int rbln_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file
  * the storm's chaos did it): a WARN any user could cause.  For a buffer of
  * another rbln device the import holds that device for the vmap and places
  * the buffer first, so the vmap cannot fail and a removed device is a plain
- * ENODEV here.
+ * ENODEV here.  Backends map dma-bufs through it too (rbln_hw.h).
  */
-static int rbln_import_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+int rbln_hw_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
 	struct drm_gem_object *obj = dmabuf->priv;	/* a GEM object where DRM exported it */
 	int ret, idx;
@@ -572,7 +572,7 @@ struct drm_gem_object *rbln_gem_prime_import_sg_table(struct drm_device *drm,
 	bo = rbln_bo_alloc(drm, attach->dmabuf->size, DRM_RBLN_BO_HOST, 0);
 	if (IS_ERR(bo))
 		return ERR_CAST(bo);
-	ret = rbln_import_vmap(attach->dmabuf, &bo->import_map);
+	ret = rbln_hw_dmabuf_vmap(attach->dmabuf, &bo->import_map);
 	if (ret) {
 		drm_gem_object_put(&bo->base);
 		return ERR_PTR(ret);

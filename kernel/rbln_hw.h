@@ -249,6 +249,16 @@ struct rbln_hw_ops {
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 
 /*
+ * A kernel mapping of a dma-buf for a backend's own use (the simulator's
+ * copy_bench): dma_buf_vmap() without its WARN on an rbln exporter whose
+ * device went away or which cannot place the buffer (a plain error then).
+ * Undone with dma_buf_vunmap(_unlocked).
+ */
+struct dma_buf;
+struct iosys_map;
+int rbln_hw_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map);
+
+/*
  * Errors the backend reports, from process context (a threaded interrupt
  * handler or a work item): they log, send the status uevent and events,
  * which allocate and may sleep.

@@ -157,6 +157,8 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
  * pages lie (16 MiB ran at 2.6 GiB/s between two buffers and at 4.2 between
  * two others in one run), which a baseline of other buffers would carry.
  */
+#define RBLN_COPY_BENCH_MAX	SZ_64M	/* make bench's largest transfer */
+
 struct rbln_copy_bench {
 	struct mutex lock;		/* the buffers */
 	struct dma_buf *src, *dst;
@@ -196,43 +198,62 @@ static int rbln_copy_bench_take(int fd, struct dma_buf **buf, struct iosys_map *
 		*buf = NULL;
 		return ret;
 	}
-	ret = rbln_dma_buf_vmap(*buf, map);
+	ret = rbln_hw_dmabuf_vmap(*buf, map);
 	if (!ret && map->is_iomem)
-		ret = -EINVAL;
+		ret = -EOPNOTSUPP;
 	if (ret)
 		rbln_copy_bench_drop(buf, map);
 	return ret;
 }
 
-static int rbln_copy_bench_buffers(struct rbln_copy_bench *b, int src_fd, int dst_fd)
+/* "buffers SRC_FD DST_FD": the new pair replaces the old one only once both are mapped. */
+static int rbln_copy_bench_buffers(struct rbln_copy_bench *b, char *command)
 {
-	int ret;
+	struct iosys_map src_map = {}, dst_map = {};
+	struct dma_buf *src = NULL, *dst = NULL;
+	int argc, src_fd, dst_fd, ret;
+	char **argv;
 
+	argv = argv_split(GFP_KERNEL, command, &argc);
+	if (!argv)
+		return -ENOMEM;
+	ret = argc == 3 && !kstrtoint(argv[1], 0, &src_fd) && !kstrtoint(argv[2], 0, &dst_fd) ?
+	      0 : -EINVAL;
+	argv_free(argv);
+	if (!ret)
+		ret = rbln_copy_bench_take(src_fd, &src, &src_map);
+	if (!ret)
+		ret = rbln_copy_bench_take(dst_fd, &dst, &dst_map);
+	if (ret) {
+		rbln_copy_bench_drop(&src, &src_map);
+		return ret;
+	}
 	rbln_copy_bench_drop(&b->src, &b->src_map);
 	rbln_copy_bench_drop(&b->dst, &b->dst_map);
-	ret = rbln_copy_bench_take(src_fd, &b->src, &b->src_map);
-	if (!ret)
-		ret = rbln_copy_bench_take(dst_fd, &b->dst, &b->dst_map);
-	if (ret)
-		rbln_copy_bench_drop(&b->src, &b->src_map);
-	return ret;
+	b->src = src;
+	b->src_map = src_map;
+	b->dst = dst;
+	b->dst_map = dst_map;
+	return 0;
 }
 
 static ssize_t rbln_copy_bench_write(struct file *f, const char __user *ubuf, size_t len,
 				     loff_t *pos)
 {
 	struct rbln_copy_bench *b = f->private_data;
-	int src_fd, dst_fd, ret;
 	char buf[48];
+	int ret;
 	u64 n;
 
 	ret = rbln_read_command(ubuf, len, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	mutex_lock(&b->lock);
-	if (sscanf(buf, "buffers %d %d", &src_fd, &dst_fd) == 2)
-		ret = rbln_copy_bench_buffers(b, src_fd, dst_fd);
-	else if (kstrtou64(buf, 0, &n) || !n)
+	ret = mutex_lock_interruptible(&b->lock);
+	if (ret)
+		return ret;
+	if (!strncmp(buf, "buffers ", 8))
+		ret = rbln_copy_bench_buffers(b, buf);
+	else if (kstrtou64(buf, 0, &n) || !n || n > RBLN_COPY_BENCH_MAX)
 		ret = -EINVAL;
 	else if (!b->src)
 		ret = -ENXIO;		/* no buffers given yet */
