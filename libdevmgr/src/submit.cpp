@@ -154,6 +154,10 @@ public:
 		if (profile::detail::active()) {
 			profile::detail::check_environment();
 			job_->profile_id = profile::detail::next_job_id();
+			// A driver since interface 14 gives the job's own submit time
+			// (SUBMIT_TIMES), which replaces this placeholder; before, this is it.
+			submit_ns_ = state->uapi_version >= 14 ? profile::detail::coarse_monotonic_ns()
+							       : profile::detail::monotonic_ns();
 			for (const Job &a : after)
 				if (a.state_->profile_id)
 					profile_after_.push_back(a.state_->profile_id);
@@ -241,10 +245,10 @@ private:
 	std::optional<detail::PooledSyncobj> out_;
 	std::shared_ptr<detail::JobState> job_;
 	// The profiler's view (profiling on only): what it waited for, its size,
-	// and when it was handed over (the driver's own time replaces it).
+	// and when it was handed over.
 	detail::SmallVector<uint64_t, 4> profile_after_;
 	uint64_t bytes_ = 0;
-	uint64_t submit_ns_ = profile::detail::active() ? profile::detail::monotonic_ns() : 0;
+	uint64_t submit_ns_ = 0;
 };
 
 } // namespace detail

@@ -42,6 +42,13 @@ uint64_t monotonic_ns()
 	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
+uint64_t coarse_monotonic_ns()
+{
+	timespec ts{};
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
 static uint64_t realtime_ns()
 {
 	timespec ts{};
@@ -191,11 +198,14 @@ struct Recorder {
 		return *it;
 	}
 
-	void sample_locked(DeviceLog &log, uint64_t now)
+	void sample_locked(DeviceLog &log)
 	{
-		if (now - log.last_sample_ns < kSampleEveryNs)
+		// Whether one is due, by the coarse clock; a sample taken has the precise time.
+		const uint64_t due = coarse_monotonic_ns();
+		if (due - log.last_sample_ns < kSampleEveryNs)
 			return;
-		log.last_sample_ns = now;
+		log.last_sample_ns = due;
+		const uint64_t now = monotonic_ns();
 		rbln::detail::DeviceState &dev = *log.dev;
 		for (unsigned c = 0; c < dev.info.chiplet_count; c++) {
 			drm_rbln_get_param p{};
@@ -261,7 +271,7 @@ struct Recorder {
 			std::erase_if(log.waiting, [](const auto &w) { return w.second == SIZE_MAX; });
 		// Jobs still running (at most the driver's DRM_RBLN_MAX_INFLIGHT) wait for the next time.
 		log.drain_at = log.waiting.size() + kDrainEvery;
-		sample_locked(log, monotonic_ns());
+		sample_locked(log);
 	}
 
 	void drain_all_locked()
@@ -444,7 +454,7 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 						       dev.uapi_version));
 		}
 	}
-	r.sample_locked(log, submit_ns);
+	r.sample_locked(log);
 }
 
 void device_closing(rbln::detail::DeviceState &dev)

@@ -36,5 +36,8 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 void device_closing(rbln::detail::DeviceState &dev);
 
 uint64_t monotonic_ns();
+// CLOCK_MONOTONIC as of the last tick (no clock read: a few ns), for what
+// needs no precision: a placeholder the driver's time replaces, a deadline.
+uint64_t coarse_monotonic_ns();
 
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail
