@@ -252,7 +252,7 @@ void rbln_hw_job_done(struct rbln_hw_job *job, int status);
  * A kernel mapping of a dma-buf for a backend's own use (the simulator's
  * copy_bench): dma_buf_vmap() without its WARN on an rbln exporter whose
  * device went away or which cannot place the buffer (a plain error then).
- * Undone with dma_buf_vunmap(_unlocked).
+ * Undone with rbln_dma_buf_vunmap() (rbln_compat.h).
  */
 struct dma_buf;
 struct iosys_map;

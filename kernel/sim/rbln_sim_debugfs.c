@@ -8,9 +8,10 @@
  *                    than job_timeout_ms is cancelled and the engine reset
  *   chiplet_down     "CHIPLET [0|1]": the chiplet goes offline (1) or back (0)
  *   memory_error     "CHIPLET": an uncorrectable memory error: status FAULT
- *   copy_bench       "buffers SRC_FD DST_FD", then N: the kernel copies the
- *                    first N bytes of two exported buffers as an engine would,
- *                    outside the job path (make bench's baseline)
+ *   copy_bench       "buffers SRC_FD DST_FD", then N (64 MiB at most): the
+ *                    kernel copies the first N bytes of two exported buffers
+ *                    as an engine would, outside the job path (make bench's
+ *                    baseline)
  *   slow_us          N: every MiB an engine copies takes N microseconds longer
  *                    (0, the default: full speed); slowed engines run no job
  *                    inside SUBMIT
@@ -151,13 +152,14 @@ static ssize_t rbln_memory_error_write(struct file *f, const char __user *ubuf, 
 /*
  * copy_bench: make bench's baseline for what the job path adds.  A write of
  * "buffers SRC_FD DST_FD" takes two exported buffers (dma-buf fds of the
- * writer), and each write of N then copies their first N bytes, as an engine
- * copies a job's bytes, outside the job path.  The baseline copies the very
+ * writer), and each write of N (RBLN_COPY_BENCH_MAX at most, make bench's
+ * largest transfer) then copies their first N bytes, as an engine copies a
+ * job's bytes, outside the job path.  The baseline copies the very
  * memory the bench's jobs copy: under TCG a copy's speed depends on where its
  * pages lie (16 MiB ran at 2.6 GiB/s between two buffers and at 4.2 between
  * two others in one run), which a baseline of other buffers would carry.
  */
-#define RBLN_COPY_BENCH_MAX	SZ_64M	/* make bench's largest transfer */
+#define RBLN_COPY_BENCH_MAX	SZ_64M
 
 struct rbln_copy_bench {
 	struct mutex lock;		/* the buffers */
