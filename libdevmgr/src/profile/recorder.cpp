@@ -35,26 +35,16 @@ std::atomic<bool> g_active{false};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
 static std::atomic<bool> g_gone{false};
 
-uint64_t monotonic_ns()
+static uint64_t clock_ns(clockid_t clock)
 {
 	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
-uint64_t coarse_monotonic_ns()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
-
-static uint64_t realtime_ns()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
+uint64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t coarse_monotonic_ns() { return clock_ns(CLOCK_MONOTONIC_COARSE); }
+static uint64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
 
 namespace {
 
