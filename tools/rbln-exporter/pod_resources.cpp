@@ -19,8 +19,10 @@ std::map<std::string, PodRef> pods_by_device(const std::string &socket)
 		return out;
 	auto stub = v1::PodResourcesLister::NewStub(k8s::unix_channel(socket));
 	grpc::ClientContext ctx;
-	// A scrape must not hang on a stuck kubelet.
-	ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+	// A scrape must not hang on a stuck kubelet, but a slow one still answers:
+	// this call connects anew, which took over 1 s in a loaded VM, and 5 s
+	// stays inside Prometheus's default scrape timeout (10 s).
+	ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
 	v1::ListPodResourcesResponse resp;
 	auto status = stub->List(&ctx, v1::ListPodResourcesRequest(), &resp);
 	if (!status.ok()) {
