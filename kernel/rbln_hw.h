@@ -102,14 +102,14 @@ struct rbln_hw_info {
 
 /*
  * The most bytes of a job the core offers engine_run_now.  A CPU copy of that
- * much takes about 5 ms in a VM without KVM (a tenth of a millisecond on a
- * host), inside RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its
- * engine, and whoever waits for the engine or the submitting file, no longer
- * than a reset may take to stop a scheduled one.  Bigger jobs go to the
- * scheduler, whose timeout covers them.  (64 KiB before: a scheduled 1 MiB
- * job spent more time handed between threads than copying.)
+ * much takes about 20 ms in a VM without KVM (a millisecond on a host), inside
+ * RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its engine, and whoever
+ * waits for the engine or the submitting file, no longer than a reset may take
+ * to stop a scheduled one.  Bigger jobs go to the scheduler, whose timeout
+ * covers them.  (4 MiB before: in such a VM a scheduled job of 16 MiB spent
+ * about 2 ms handed between threads, a fifth of its time.)
  */
-#define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_4M
+#define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_16M
 
 /* What the core reads from the hardware's sensors. */
 struct rbln_sensors {

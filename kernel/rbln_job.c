@@ -713,7 +713,10 @@ static int rbln_job_schedule(struct rbln_job *job)
 	if (ret)
 		goto err_unlock;
 
-	mutex_lock(&engine->submit_lock);
+	/* Another file's direct job may hold it for its copy: a kill need not wait. */
+	ret = mutex_lock_killable(&engine->submit_lock);
+	if (ret)
+		goto err_unlock;
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
 	/*

@@ -58,6 +58,7 @@ struct rbln_sim_device {
 	atomic_t fail_next_jobs;	/* the next N jobs fail with -EIO */
 	atomic_t fail_next_resets;	/* the next N engine or device resets fail with -EIO */
 	u32 slow_us;			/* each chunk takes this much longer */
+	bool no_direct;			/* every job goes through the scheduler */
 	bool chiplet_down[RBLN_MAX_CHIPLETS];
 };
 

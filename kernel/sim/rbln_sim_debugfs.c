@@ -15,6 +15,9 @@
  *   slow_us          N: every MiB an engine copies takes N microseconds longer
  *                    (0, the default: full speed); slowed engines run no job
  *                    inside SUBMIT
+ *   no_direct        1: no job runs inside SUBMIT, every one goes through its
+ *                    engine's scheduler (0, the default: idle engines run
+ *                    jobs at once); for tests and figures of the scheduled path
  * ENGINE is a name from chipletN/engines or its number in enum drm_rbln_engine.
  */
 #include <linux/debugfs.h>
@@ -306,6 +309,7 @@ void rbln_sim_debugfs_init(struct rbln_sim_device *sdev)
 	debugfs_create_atomic_t("fail_next_jobs", 0600, dir, &sdev->fail_next_jobs);
 	debugfs_create_atomic_t("fail_next_resets", 0600, dir, &sdev->fail_next_resets);
 	debugfs_create_u32("slow_us", 0600, dir, &sdev->slow_us);
+	debugfs_create_bool("no_direct", 0600, dir, &sdev->no_direct);
 	debugfs_create_file("hang", 0200, dir, rdev, &rbln_hang_fops);
 	debugfs_create_file("chiplet_down", 0200, dir, rdev, &rbln_chiplet_down_fops);
 	debugfs_create_file("memory_error", 0200, dir, rdev, &rbln_memory_error_fops);

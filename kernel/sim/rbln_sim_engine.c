@@ -5,8 +5,8 @@
  * interrupt": it calls the core's completion hook.  A hung engine holds its
  * job until it is reset or un-hung.  A job of up to RBLN_HW_RUN_NOW_MAX_BYTES
  * for an idle engine may run at once (engine_run_now), the direct path that
- * keeps a 4 KiB copy as cheap as a few system calls and a megabyte's as fast
- * as the copy itself.
+ * keeps a 4 KiB copy as cheap as a few system calls and a job of megabytes as
+ * fast as the copy itself.
  */
 #include <linux/dma-direct.h>
 #include <linux/minmax.h>
@@ -203,7 +203,7 @@ int rbln_sim_engine_run_now(struct rbln_device *rdev, struct rbln_hw_job *job)
 
 	/* A slowed engine does not run in SUBMIT, which must end in bounded time. */
 	spin_lock(&e->lock);
-	busy = e->hung || e->job || READ_ONCE(e->sdev->slow_us);
+	busy = e->hung || e->job || READ_ONCE(e->sdev->slow_us) || READ_ONCE(e->sdev->no_direct);
 	spin_unlock(&e->lock);
 	return busy ? -EAGAIN : rbln_sim_execute(e->sdev, NULL, job);
 }

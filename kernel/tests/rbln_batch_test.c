@@ -30,8 +30,7 @@ struct fixture {
 	u32 sync[2];
 };
 
-/* Big enough that a chain of them goes through the schedulers, not SUBMIT itself. */
-#define CHAIN_BYTES	(RBLN_HW_RUN_NOW_MAX_BYTES + SZ_4K)
+#define CHAIN_BYTES	SZ_1M
 
 static u32 syncobj(struct kunit *test, struct file *file)
 {
@@ -302,16 +301,20 @@ static void rbln_batch_small_chain_ends_inside(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, arrived(test, SZ_4K));
 }
 
-/* Scheduled jobs: each waits for the fence of the one before it. */
+/* Scheduled jobs (no_direct): each waits for the fence of the one before it. */
 static void rbln_batch_scheduled_chain_keeps_order(struct kunit *test)
 {
+	struct fixture *f = test->priv;
 	struct drm_rbln_submit e[3];
 	struct drm_rbln_submit_batch b;
-	int status;
+	int status, ret;
 
 	fill_source(test, CHAIN_BYTES);
 	chain(test, e, CHAIN_BYTES);
-	KUNIT_ASSERT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
+	ret = batch(test, e, 3, sizeof(e[0]), 0, &b);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
 	KUNIT_EXPECT_EQ(test, e[2].seqno, 3ULL);
 	KUNIT_EXPECT_EQ(test, e[2].ended, 0U);

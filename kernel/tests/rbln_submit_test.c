@@ -255,14 +255,14 @@ static void rbln_submit_all_or_nothing(struct kunit *test)
 }
 
 /*
- * Jobs over RBLN_HW_RUN_NOW_MAX_BYTES go through the engine's queue (with
- * REPORT_END a job run inside SUBMIT says so; one of 64 KiB does); bytes
- * arrive, busy time counts.
+ * Jobs the backend will not run inside SUBMIT (the simulator's no_direct) go
+ * through the engine's queue (with REPORT_END a job run inside SUBMIT says
+ * so; one of 64 KiB does); bytes arrive, busy time counts.
  */
 static void rbln_submit_queued_job_copies(struct kunit *test)
 {
-	/* Three copies, 80 KiB, and the last one again until past the limit. */
-	const u32 n = 3 + (RBLN_HW_RUN_NOW_MAX_BYTES - SZ_64K) / SZ_16K;
+	/* Three copies, 80 KiB. */
+	const u32 n = 3;
 	struct fixture *f = test->priv;
 	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->host);
 	struct rbln_bo *c0 = rbln_test_lookup(test, f->file, f->c0);
@@ -283,7 +283,6 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	for (i = 2; i < n; i++)
 		c[i] = (struct drm_rbln_copy){ .src_handle = f->host, .dst_handle = f->il,
 					       .size = SZ_16K };
-	KUNIT_ASSERT_GT(test, (u64)SZ_64K + (n - 2) * SZ_16K, (u64)RBLN_HW_RUN_NOW_MAX_BYTES);
 	a = job(test, EHDMA, 0, c, n);
 	direct = job(test, EHDMA, 0, c, 2);
 
@@ -295,9 +294,10 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	memset(c0->vaddr, 0, SZ_64K);
 	busy = atomic64_read(&engine->busy_ns);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
-	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
-	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "%u copies past the direct path's limit are queued",
-			    n);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
+	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "with no_direct the job is queued");
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
 	KUNIT_EXPECT_EQ(test, memcmp(c0->vaddr, src->vaddr, SZ_32K + SZ_16K), 0);
@@ -307,13 +307,13 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 }
 
 /*
- * The direct path's bound: a job of exactly RBLN_HW_RUN_NOW_MAX_BYTES for an
- * idle engine ends inside SUBMIT, one byte more goes to the scheduler; both
- * copy every byte.
+ * The direct path's bound is the simulator's whole job limit: a job of exactly
+ * its bytes for an idle engine ends inside SUBMIT, the same job with no_direct
+ * goes to the scheduler, both copy every byte; one byte more is refused.
  */
 static void rbln_submit_direct_path_limit(struct kunit *test)
 {
-	const u32 n = RBLN_HW_RUN_NOW_MAX_BYTES / SZ_64K;
+	const u32 n = RBLN_SIM_JOB_MAX_BYTES / SZ_64K;
 	struct fixture *f = test->priv;
 	struct rbln_bo *src = rbln_test_lookup(test, f->file, f->c0);
 	struct rbln_bo *dst = rbln_test_lookup(test, f->file, f->il);
@@ -335,13 +335,18 @@ static void rbln_submit_direct_path_limit(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0x3c, SZ_64K));
 
 	memset(src->vaddr, 0xc3, SZ_64K);
-	a = job(test, NEURAL, 0, c, n + 1);
+	a = job(test, NEURAL, 0, c, n);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
-	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
-	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "one byte more is scheduled");
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
+	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "with no_direct it is scheduled");
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
 	KUNIT_EXPECT_NULL(test, memchr_inv(dst->vaddr, 0xc3, SZ_64K));
+
+	a = job(test, NEURAL, 0, c, n + 1);
+	KUNIT_EXPECT_EQ_MSG(test, submit(test, &a), -EINVAL, "one byte over the job limit");
 }
 
 static void rbln_wait_rejects_bad_arguments(struct kunit *test)

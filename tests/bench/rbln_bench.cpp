@@ -19,9 +19,9 @@
 //   DMA throughput    one copy of 4 KiB .. 64 MiB on Task DMA, vs the kernel copying the
 //                     same bytes of the same buffers outside the job path (debugfs
 //                     copy_bench)
-//   breakdown         device times of a 1 MiB and a 4 MiB job (run inside SUBMIT)
-//                     and of an 8 MiB and a 16 MiB one (scheduled): SUBMIT to the
-//                     engine's start, on the engine, its end to WAIT's return
+//   breakdown         device times of a 1, 4 and 16 MiB job, run inside SUBMIT
+//                     and scheduled (the simulator's debugfs no_direct): SUBMIT to
+//                     the engine's start, on the engine, its end to WAIT's return
 //   interrupt latency a scheduled job's completion upcall (the simulator's
 //                     "interrupt", rbln_hw_job_done) to its fence signalled, and
 //                     to the waiting task's return from WAIT, each against a null
@@ -232,8 +232,8 @@ Breakdown breakdown(int fd, uint32_t src, uint32_t dst, uint64_t size,
 // WAIT waits on (the scheduler's finished fence, signalled from the hardware
 // fence's callback), carries the moment it was signalled (the sync_file's
 // timestamp); and the task's own clock right after WAIT returns.  All three
-// are CLOCK_MONOTONIC.  An 8 MiB job: over the direct path's limit (4 MiB),
-// so it is scheduled and ends by the upcall, and long enough on the engine
+// are CLOCK_MONOTONIC.  An 8 MiB job, scheduled (the caller turns the direct
+// path off) so that it ends by the upcall, and long enough on the engine
 // that the task is inside WAIT by then (rounds where it was not are left out
 // of the WAIT figure).  Each round's latencies are also taken as a multiple
 // of a null ioctl timed right before it; medians of @rounds.
@@ -518,19 +518,31 @@ int main(int argc, char **argv)
 				    "\"ratio\": {:.4f}}}", rows.empty() ? "" : ",\n", size, dma, cpu, 1 / f.ratio);
 	}
 
-	// Where a job's time goes: jobs up to the direct path's limit (4 MiB) run
-	// inside SUBMIT; bigger ones are handed to the engine's scheduler and the
-	// waiter is woken, each a context switch or two, against the copy itself
-	// (the job's time on its engine).  The path is the one the jobs took.
+	// The simulator's switch for scheduled jobs of any size (debugfs no_direct).
+	const std::string no_direct_file =
+		fmt::format("/sys/kernel/debug/rbln/rbln{}/no_direct", dev.info().index);
+	auto scheduled_only = [&](bool on) {
+		std::ofstream f(no_direct_file);
+		if (!(f << (on ? "1" : "0")).flush())
+			throw std::runtime_error(fmt::format("{}: cannot write it", no_direct_file));
+	};
+
+	// Where a job's time goes: an idle engine runs a job of up to 16 MiB
+	// inside SUBMIT; a scheduled one is handed to the engine's scheduler and
+	// the waiter is woken, each a context switch or two, against the copy
+	// itself (the job's time on its engine).  Each size both ways; the path is
+	// the one the jobs took.
 	std::string direct_rows, scheduled_rows;
 	if (dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
 		fmt::print("\n{:>10} {:>10} {:>12} {:>12} {:>12} {:>12}   (us, medians)\n", "size", "path",
 			   "to start", "on engine", "to return", "kernel copy");
 		kernel_buffers(a, b);
-		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20, uint64_t(8) << 20,
-				      uint64_t(16) << 20}) {
+		for (uint64_t size : {uint64_t(1) << 20, uint64_t(4) << 20, uint64_t(16) << 20})
+		for (bool scheduled : {false, true}) {
+			scheduled_only(scheduled);
 			const Breakdown bd = breakdown(fd, a.handle(), b.handle(), size,
 						       [&] { kernel_copy(size); });
+			scheduled_only(false);
 			const bool direct = bd.direct;
 			fmt::print("{:>10} {:>10} {:>12.0f} {:>12.0f} {:>12.0f} {:>12.0f}\n",
 				   fmt::format("{} MiB", size >> 20), direct ? "in SUBMIT" : "scheduled",
@@ -546,7 +558,9 @@ int main(int argc, char **argv)
 	// The completion upcall to the fence and to the waiter (interface 14's SUBMIT_TIMES).
 	IrqLatency irq;
 	if (syncobjs && dev.param(DRM_RBLN_PARAM_UAPI_VERSION) >= 14) {
+		scheduled_only(true);
 		irq = interrupt_latency(fd, a.handle(), b.handle(), null_ioctl);
+		scheduled_only(false);
 		fmt::print("\n{:<32} {:>10}   (a scheduled 8 MiB job; medians of {} rounds)\n",
 			   "from the completion upcall to", "ns", irq.rounds);
 		fmt::print("{:<32} {:>10.0f}   {:.2f}x null ioctl\n", "  its fence signalled",

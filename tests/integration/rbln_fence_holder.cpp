@@ -4,6 +4,7 @@
 // (SYNC_IOC_FILE_INFO calls the fences' ops) and closes it.  Exit 0 when
 // the job's fence reads as signalled without error.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <sys/ioctl.h>
@@ -13,16 +14,28 @@
 
 #include "rbln/devmgr.hpp"
 
+// Writes the simulator's no_direct switch of NPU 0; false if it could not.
+static bool scheduled_only(bool on)
+{
+	std::ofstream f("/sys/kernel/debug/rbln/rbln0/no_direct");
+	return bool((f << (on ? "1" : "0")).flush());
+}
+
 int main()
 {
 	int fd;
 	{
 		auto dev = rbln::Device::open(0);
-		// Over the direct path's 4 MiB (RBLN_HW_RUN_NOW_MAX_BYTES): a hardware fence.
-		constexpr uint64_t size = 5ull << 20;
+		constexpr uint64_t size = 1ull << 20;
 		auto a = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto b = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
+		// Scheduled, not run inside SUBMIT: its fence is the scheduler's, over a hardware fence.
+		if (!scheduled_only(true)) {
+			std::perror("fence-holder: no_direct");
+			return 1;
+		}
 		auto job = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 0, size}});
+		scheduled_only(false);
 		job.wait();
 		fd = job.fd();
 	}

@@ -196,18 +196,6 @@ int wait_job(int fd, uint64_t seqno, int64_t timeout_ns)
 	return args.status;
 }
 
-std::vector<drm_rbln_copy> past_direct_limit(const std::vector<drm_rbln_copy> &copies)
-{
-	std::vector<drm_rbln_copy> job;
-	uint64_t bytes = 0;
-	while (bytes <= kDirectMaxBytes)
-		for (const drm_rbln_copy &c : copies) {
-			job.push_back(c);
-			bytes += c.size;
-		}
-	return job;
-}
-
 uint32_t syncobj_create(int fd)
 {
 	drm_syncobj_create args{};

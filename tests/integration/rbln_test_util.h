@@ -16,11 +16,6 @@
 namespace rbln::test {
 
 inline constexpr const char *kSimBus = "/sys/bus/rbln_sim";
-// The most bytes a job may have to run inside SUBMIT, for an idle engine
-// (RBLN_HW_RUN_NOW_MAX_BYTES, kernel/rbln_hw.h): a bigger one always goes
-// through the engine's scheduler.
-inline constexpr uint64_t kDirectMaxBytes = 4ull << 20;
-
 // One simulated NPU as the kernel shows it.
 struct SimDevice {
 	std::string sysfs;	// /sys/bus/rbln_sim/devices/rbln_simN
@@ -60,10 +55,6 @@ int prime_import(int fd, int dmabuf_fd, uint32_t *handle);
 int submit(int fd, uint32_t engine, uint32_t chiplet, std::vector<drm_rbln_copy> copies,
 	   uint64_t *seqno, const char *label = nullptr);
 int wait_job(int fd, uint64_t seqno, int64_t timeout_ns = 10'000'000'000);
-// @copies, then all of them again as often as it takes to total more than
-// kDirectMaxBytes: a job that always goes through its engine's scheduler,
-// on buffers of any size.
-std::vector<drm_rbln_copy> past_direct_limit(const std::vector<drm_rbln_copy> &copies);
 
 // DRM syncobjs: a new one (0 if it could not be made), and its end.
 uint32_t syncobj_create(int fd);
@@ -96,6 +87,26 @@ int reclaim(int fd, uint64_t client_id, uint32_t flags = 0, uint64_t *freed = nu
 
 // Fault injection: writes @value to /sys/kernel/debug/rbln/rbln<npu>/<file>; returns errno.
 int debugfs_write(unsigned npu, const std::string &file, const std::string &value);
+
+// While it lives, no job of simulated NPU @npu runs inside SUBMIT: each one,
+// whatever its size, goes through its engine's scheduler (debugfs no_direct;
+// read at SUBMIT, so a job submitted meanwhile stays scheduled).
+class ScheduledJobs {
+public:
+	explicit ScheduledJobs(unsigned npu) : npu_(npu), error_(debugfs_write(npu, "no_direct", "1")) {}
+	~ScheduledJobs()
+	{
+		if (!error_)
+			debugfs_write(npu_, "no_direct", "0");
+	}
+	ScheduledJobs(const ScheduledJobs &) = delete;
+	ScheduledJobs &operator=(const ScheduledJobs &) = delete;
+	int error() const { return error_; }
+
+private:
+	unsigned npu_;
+	int error_;
+};
 
 // True when this kernel gives rbln compute-accel nodes.
 bool kernel_has_accel();

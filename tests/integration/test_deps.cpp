@@ -5,6 +5,7 @@
 // or another file, another engine, chiplet or device), whether the dependant
 // ends inside SUBMIT (its input ended before) or on the scheduler.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,8 +20,7 @@ using namespace rbln::test;
 
 namespace {
 
-constexpr uint64_t kBuffer = 128 << 10;	// each buffer; a scheduled job copies it again and again
-constexpr uint64_t kSmall = 4096;	// a direct job's size
+constexpr uint64_t kBuffer = 128 << 10;	// each buffer, and the bytes of each job
 constexpr uint32_t kInputChiplet = 1;	// the input runs on the Rebel100's chiplet 1, Neural DMA
 
 enum class Via { binary, timeline, sync_file };
@@ -50,6 +50,7 @@ const Kind kKinds[] = {
 // Where a job runs, with two buffers of its chiplet to copy between.
 struct Place {
 	int fd;
+	unsigned npu;
 	uint32_t engine, chiplet;
 	uint32_t src = 0, dst = 0;
 };
@@ -61,14 +62,17 @@ struct Submitted {
 	int status = 0;		// with ended
 };
 
-// A job on @p of a size for @path: a direct job's, or over the direct path's
-// limit (it always goes to the scheduler).
+// A job on @p that may end inside SUBMIT (Path::direct) or has to go to its
+// engine's scheduler (the simulator's no_direct, around the SUBMIT only).
 Submitted submit_job(const Place &p, Path path, const drm_rbln_sync *in, drm_rbln_sync out,
 		     uint32_t flags)
 {
-	const std::vector<drm_rbln_copy> copies = path == Path::direct ?
-		std::vector<drm_rbln_copy>{{p.src, p.dst, 0, 0, kSmall}} :
-		past_direct_limit({{p.src, p.dst, 0, 0, kBuffer}});
+	const std::vector<drm_rbln_copy> copies{{p.src, p.dst, 0, 0, kBuffer}};
+	std::optional<ScheduledJobs> scheduled;
+	if (path == Path::scheduled) {
+		scheduled.emplace(p.npu);
+		EXPECT_EQ(scheduled->error(), 0) << "no_direct";
+	}
 	drm_rbln_submit s{};
 	s.engine = p.engine;
 	s.chiplet = p.chiplet;
@@ -138,9 +142,9 @@ protected:
 		EXPECT_EQ(memory_used(rebel_.get()), used_rebel_) << "memory leaked";
 		EXPECT_EQ(memory_used(atom_.get()), used_atom_) << "memory leaked";
 	}
-	Place place(int fd, uint32_t engine, uint32_t chiplet)
+	Place place(int fd, unsigned npu, uint32_t engine, uint32_t chiplet)
 	{
-		Place p{fd, engine, chiplet};
+		Place p{fd, npu, engine, chiplet};
 		for (uint32_t *h : {&p.src, &p.dst}) {
 			EXPECT_EQ(bo_create(fd, kBuffer, 0, chiplet, h), 0);
 			bos_.emplace_back(fd, *h);
@@ -151,15 +155,15 @@ protected:
 	{
 		switch (where) {
 		case Where::same_engine:
-			return place(rebel_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
+			return place(rebel_.get(), 1, DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
 		case Where::same_engine_other_file:
-			return place(other_file_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
+			return place(other_file_.get(), 1, DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
 		case Where::other_engine:
-			return place(rebel_.get(), DRM_RBLN_ENGINE_TASK_DMA, kInputChiplet);
+			return place(rebel_.get(), 1, DRM_RBLN_ENGINE_TASK_DMA, kInputChiplet);
 		case Where::other_chiplet:
-			return place(rebel_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet + 1);
+			return place(rebel_.get(), 1, DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet + 1);
 		case Where::other_device:
-			return place(atom_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0);
+			return place(atom_.get(), 0, DRM_RBLN_ENGINE_NEURAL_DMA, 0);
 		}
 		return {};
 	}
@@ -171,7 +175,7 @@ protected:
 TEST_P(Deps, DependantFailsWithItsInputsError)
 {
 	const auto &[kind, path, cause] = GetParam();
-	Place input = place(rebel_.get(), DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
+	Place input = place(rebel_.get(), 1, DRM_RBLN_ENGINE_NEURAL_DMA, kInputChiplet);
 	Place dep = dependant(kind.where);
 	const uint64_t point = kind.via == Via::timeline ? 1 : 0;
 	const uint32_t out = syncobj_create(input.fd);
@@ -180,10 +184,16 @@ TEST_P(Deps, DependantFailsWithItsInputsError)
 	JobTimeout timeout("300");
 	ASSERT_EQ(timeout.error(), 0);
 	const int expected = cause == Cause::injected ? -EIO : -ETIMEDOUT;
-	if (cause == Cause::injected)
+	const std::string input_engine = std::to_string(kInputChiplet) + " neural_dma";
+	if (cause == Cause::injected) {
 		ASSERT_EQ(debugfs_write(1, "fail_next_jobs", "1"), 0);
-	else
-		ASSERT_EQ(debugfs_write(1, "hang", std::to_string(kInputChiplet) + " neural_dma"), 0);
+	}
+	// A scheduled dependant's input has not ended at its SUBMIT (one that had
+	// failed would fail it right there): the input's engine holds it until then.
+	const bool hold_input = cause == Cause::timeout || path == Path::scheduled;
+	if (hold_input) {
+		ASSERT_EQ(debugfs_write(1, "hang", input_engine), 0);
+	}
 
 	Submitted a = submit_job(input, Path::scheduled, nullptr, {out, 0, point}, 0);
 	ASSERT_EQ(a.error, 0) << strerror(a.error);
@@ -195,6 +205,9 @@ TEST_P(Deps, DependantFailsWithItsInputsError)
 	ASSERT_NE(in_handle, 0u) << strerror(errno);
 	const drm_rbln_sync in{in_handle, 0, kind.via == Via::sync_file ? 0 : point};
 	Submitted b = submit_job(dep, path, &in, {}, DRM_RBLN_SUBMIT_REPORT_END);
+	if (hold_input && cause == Cause::injected) {	// the input runs now, and fails
+		EXPECT_EQ(debugfs_write(1, "hang", input_engine + " 0"), 0);
+	}
 	ASSERT_EQ(b.error, 0) << strerror(b.error);
 	if (path == Path::scheduled)
 		a_status = wait_job(input.fd, a.seqno);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -24,7 +25,7 @@ using rbln::Engine;
 using rbln::Errc;
 using rbln::Placement;
 using rbln::test::debugfs_write;
-using rbln::test::kDirectMaxBytes;
+using rbln::test::ScheduledJobs;
 
 using rbln::test::error_of;
 
@@ -46,8 +47,8 @@ bool readable(int fd, std::chrono::milliseconds timeout)
 
 // The Rebel100 pattern through the library: Neural DMA on chiplet 1 produces,
 // Task DMA brings it to chiplet 0, External HDMA to the host; the stages are
-// joined only by `after`.  Above kDirectMaxBytes no stage can end inside
-// SUBMIT, so the kernel really orders them by their fences.
+// joined only by `after`.  With the direct path off (ScheduledJobs) no stage
+// can end inside SUBMIT, so the kernel really orders them by their fences.
 struct Chain {
 	rbln::Device &dev;
 	uint64_t size;
@@ -134,14 +135,20 @@ struct CChain {
 
 } // namespace
 
-// Ten rounds of the chain at 4 KiB (inside SUBMIT) and 5 MiB (scheduled),
-// submitted by @submit: the bytes arrive, the jobs are numbered in order,
-// every job lets its buffers go.
+// Ten rounds of the chain at 4 KiB (inside SUBMIT) and 5 MiB (every job
+// scheduled), submitted by @submit: the bytes arrive, the jobs are numbered in
+// order, every job lets its buffers go.
 static void chain_keeps_the_bytes(std::vector<rbln::Job> (Chain::*submit)())
 {
 	auto dev = rbln::Device::open(1);
 	const uint64_t baseline = dev.memory().used;
-	for (uint64_t size : {k4K, kDirectMaxBytes + (1 << 20)}) {
+	for (bool scheduled : {false, true}) {
+		const uint64_t size = scheduled ? 5 << 20 : k4K;
+		std::optional<ScheduledJobs> only;
+		if (scheduled) {
+			only.emplace(1);
+			ASSERT_EQ(only->error(), 0) << "no_direct";
+		}
 		Chain chain(dev, size);
 		for (int round = 0; round < 10; round++) {
 			chain.fill(size + round);
@@ -472,11 +479,14 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 {
 	auto dev = rbln::Device::open(1);
 	const uint64_t baseline = dev.memory().used;
-	{
+	// Once as submitted, once with every job scheduled (the direct path off).
+	for (bool scheduled : {false, true}) {
 		constexpr uint64_t kSize = 128 << 10;
-		// Odd rounds copy the whole buffer again and again, past the bytes a
-		// job may have to end inside SUBMIT: those jobs are scheduled.
-		constexpr size_t kTimes = kDirectMaxBytes / kSize + 1;
+		std::optional<ScheduledJobs> only;
+		if (scheduled) {
+			only.emplace(1);
+			ASSERT_EQ(only->error(), 0) << "no_direct";
+		}
 		std::vector<std::thread> threads;
 		std::atomic<int> failures{0};
 		for (uint32_t chiplet = 0; chiplet < 4; chiplet++)
@@ -485,12 +495,11 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 				auto b = dev.allocate(kSize, Placement::on_chiplet(chiplet));
 				auto c = dev.allocate(kSize, Placement::on_chiplet(chiplet));
 				try {
-					for (int i = 0; i < 50; i++) {
+					for (int i = 0; i < 25; i++) {
 						std::ranges::fill(a.map(), std::byte(i + chiplet));
 						const uint64_t size = i % 2 ? kSize : k4K;
-						const size_t times = i % 2 ? kTimes : 1;
-						const std::vector<rbln::Copy> produce(times, {a, b, 0, 0, size});
-						const std::vector<rbln::Copy> move(times, {b, c, 0, 0, size});
+						const std::vector<rbln::Copy> produce{{a, b, 0, 0, size}};
+						const std::vector<rbln::Copy> move{{b, c, 0, 0, size}};
 						auto first = dev.submit(Engine::neural_dma, chiplet, produce);
 						dev.submit(Engine::device_hdma, chiplet, move, {}, {first})
 							.wait(10s);
@@ -512,9 +521,11 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 TEST(DevmgrJobs, TooManyDependenciesNameTheLimit)
 {
 	auto dev = rbln::Device::open(1);
-	constexpr uint64_t kSize = kDirectMaxBytes + (1 << 20);
+	constexpr uint64_t kSize = 5 << 20;
 	auto a = dev.allocate(kSize), b = dev.allocate(kSize);
-	// Too big to end inside SUBMIT: the 64 allowed are real in_syncs.
+	// Scheduled, and long enough not to end at once: the 64 allowed are real in_syncs.
+	ScheduledJobs only(1);
+	ASSERT_EQ(only.error(), 0) << "no_direct";
 	auto job = dev.submit(Engine::task_dma, 0, {{a, b, 0, 0, kSize}});
 	std::vector<rbln::Job> after(RBLN_SUBMIT_MAX_AFTER + 1, job);
 	auto msg = error_of([&] { dev.submit(Engine::task_dma, 0, {{a, b, 0, 0, k4K}}, "x", after); },

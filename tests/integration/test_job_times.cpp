@@ -88,10 +88,11 @@ protected:
 TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 {
 	const int fd = fd_.get();
-	// 4 KiB jobs may run inside SUBMIT, ones over kDirectMaxBytes go through the scheduler.
-	const uint64_t scheduled = kDirectMaxBytes + (1 << 20);
-	const uint32_t host = bo(scheduled, DRM_RBLN_BO_HOST, 0);
-	const uint32_t c0 = bo(scheduled, 0, 0), c2a = bo(scheduled, 0, 2), c2b = bo(scheduled, 0, 2);
+	// Even rounds' 4 KiB jobs may run inside SUBMIT; odd rounds' 1 MiB ones are
+	// all scheduled (the simulator's no_direct).
+	const uint64_t big = 1 << 20;
+	const uint32_t host = bo(big, DRM_RBLN_BO_HOST, 0);
+	const uint32_t c0 = bo(big, 0, 0), c2a = bo(big, 0, 2), c2b = bo(big, 0, 2);
 	struct Want {
 		uint32_t engine, chiplet;
 	};
@@ -100,7 +101,12 @@ TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 	const uint64_t t0 = monotonic_ns();
 	for (int round = 0; round < 4; round++) {
 		uint64_t s = 0;
-		const uint64_t len = round % 2 ? scheduled : 4096;
+		const uint64_t len = round % 2 ? big : 4096;
+		std::optional<ScheduledJobs> only;
+		if (round % 2) {
+			only.emplace(1);
+			ASSERT_EQ(only->error(), 0) << "no_direct";
+		}
 		ASSERT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {host, c0, 0, 0, len},
 				       DRM_RBLN_SUBMIT_TIMES, &s), 0);
 		asked[s] = {DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0};

@@ -115,10 +115,9 @@ protected:
 };
 
 // The Rebel100 pattern: chiplets 1-3 each produce a stage (Neural DMA), Task
-// DMA gathers them on chiplet 0, External HDMA takes them to the host.  Each
-// job copies its stage again and again past the bytes a job may run inside
-// SUBMIT, so every job goes through its engine's scheduler and only the
-// fences keep them in order.
+// DMA gathers them on chiplet 0, External HDMA takes them to the host.  No
+// job runs inside SUBMIT (the simulator's no_direct, NPU 1), so every job
+// goes through its engine's scheduler and only the fences keep them in order.
 struct Chain {
 	int fd;
 	Buffer src[4], mid[4], gather, host;
@@ -160,19 +159,19 @@ struct Chain {
 	// Submits the three stages; no stage waits in user space.
 	void submit()
 	{
+		ScheduledJobs scheduled(1);
+		ASSERT_EQ(scheduled.error(), 0) << "no_direct";
 		for (uint32_t c = 1; c <= 3; c++)
 			ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_NEURAL_DMA, c,
-					      past_direct_limit({{src[c].handle, mid[c].handle, 0, 0,
-								  kStage}}),
+					      {{src[c].handle, mid[c].handle, 0, 0, kStage}},
 					      {}, produced[c], &seq_produce[c]), 0);
 		std::vector<drm_rbln_copy> g;
 		for (uint32_t c = 1; c <= 3; c++)
 			g.push_back({mid[c].handle, gather.handle, 0, c * kStage, kStage});
-		ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, past_direct_limit(g),
+		ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, g,
 				      {produced[1], produced[2], produced[3]}, gathered, &seq_gather), 0);
 		ASSERT_EQ(submit_sync(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0,
-				      past_direct_limit({{gather.handle, host.handle, kStage, kStage,
-							  3 * kStage}}),
+				      {{gather.handle, host.handle, kStage, kStage, 3 * kStage}},
 				      {gathered}, delivered, &seq_deliver), 0);
 	}
 	bool intact() const
