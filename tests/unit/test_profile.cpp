@@ -409,3 +409,22 @@ TEST(ProfileRecords, EveryRecordStaysWhereItWasAcrossChunks)
 		EXPECT_EQ(records[i], 7 * i + 1);
 	}
 }
+
+// Chunks come uninitialised: an element is made when appended (its default
+// member initialisers hold), and only what was made is destroyed.
+TEST(ProfileRecords, OnlyAppendedRecordsAreMadeAndDestroyed)
+{
+	static int alive = 0;
+	struct Counted {
+		uint64_t value = 42;
+		Counted() { alive++; }
+		~Counted() { alive--; }
+	};
+	{
+		rbln::profile::detail::ChunkedVector<Counted, 4> records;
+		for (int i = 0; i < 6; i++)
+			EXPECT_EQ(records.emplace_back().value, 42u) << "record " << i;
+		EXPECT_EQ(alive, 6) << "made: the six appended, not the two chunks' eight";
+	}
+	EXPECT_EQ(alive, 0);
+}
