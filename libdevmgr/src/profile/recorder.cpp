@@ -188,13 +188,15 @@ struct Recorder {
 		return *it;
 	}
 
-	void sample_locked(DeviceLog &log)
+	// @clock_ns: a recent CLOCK_MONOTONIC(_COARSE) reading, that tells
+	// whether one is due; a sample taken has the precise time.  A submit
+	// passes its job's placeholder: no clock read of its own per job.
+	void sample_locked(DeviceLog &log, uint64_t clock_ns)
 	{
-		// Whether one is due, by the coarse clock; a sample taken has the precise time.
-		const uint64_t due = coarse_monotonic_ns();
-		if (due - log.last_sample_ns < kSampleEveryNs)
+		// Not a difference: a coarse reading may lag a precise one before it.
+		if (clock_ns < log.last_sample_ns + kSampleEveryNs)
 			return;
-		log.last_sample_ns = due;
+		log.last_sample_ns = clock_ns;
 		const uint64_t now = monotonic_ns();
 		rbln::detail::DeviceState &dev = *log.dev;
 		for (unsigned c = 0; c < dev.info.chiplet_count; c++) {
@@ -261,7 +263,7 @@ struct Recorder {
 			std::erase_if(log.waiting, [](const auto &w) { return w.second == SIZE_MAX; });
 		// Jobs still running (at most the driver's DRM_RBLN_MAX_INFLIGHT) wait for the next time.
 		log.drain_at = log.waiting.size() + kDrainEvery;
-		sample_locked(log);
+		sample_locked(log, coarse_monotonic_ns());
 	}
 
 	void drain_all_locked()
@@ -431,7 +433,7 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 	if (dev.uapi_version >= 14) {
 		log.waiting.emplace_back(seqno, r.jobs.size() - 1);
 		if (log.waiting.size() >= log.drain_at) {
-			r.drain_locked(log);
+			r.drain_locked(log);	// samples the counters too
 			return;
 		}
 	} else {
@@ -444,7 +446,7 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 						       dev.uapi_version));
 		}
 	}
-	r.sample_locked(log);
+	r.sample_locked(log, submit_ns);
 }
 
 void device_closing(rbln::detail::DeviceState &dev)

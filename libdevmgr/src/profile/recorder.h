@@ -27,8 +27,9 @@ void check_environment();
 uint64_t next_job_id();
 // SUBMIT took job @id: its description, for the trace.  Its times come from
 // the driver later: after about every 1024 jobs of its device, when its
-// device closes, and when a file is written.  Allocates nothing of its own
-// (the recorder's arrays grow now and then).
+// device closes, and when a file is written.  @submit_ns, its placeholder
+// until then, also tells whether counters are due (no clock read here).
+// Allocates nothing of its own (the recorder's arrays grow now and then).
 void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
 		   unsigned chiplet, std::string_view label, uint64_t bytes,
 		   std::span<const uint64_t> after, uint64_t submit_ns);
