@@ -102,6 +102,7 @@ struct Recorder {
 	std::string labels;		// every job's label, one after another
 	std::vector<uint64_t> afters;	// every job's dependencies (their ids)
 	std::vector<DeviceLog> logs;
+	std::vector<drm_rbln_job_time> drain_buf;	// JOB_TIMES' records, any device's
 	size_t last_log = 0;		// the log of the last job's device, most likely the next's
 	std::vector<Run> runs;
 	unsigned open_runs = 0;
@@ -220,7 +221,12 @@ struct Recorder {
 		// may have been recorded before one with a lower seqno.
 		if (!std::ranges::is_sorted(log.waiting))
 			std::ranges::sort(log.waiting);
-		std::vector<drm_rbln_job_time> recs(log.waiting.empty() ? 0 : 256);
+		// Room for a drain's worth and the jobs in flight: one JOB_TIMES a
+		// drain, into a buffer kept from the last one (not made and zeroed anew).
+		if (!log.waiting.empty() && drain_buf.empty())
+			drain_buf.resize(kDrainEvery + DRM_RBLN_MAX_INFLIGHT);
+		std::span<drm_rbln_job_time> recs(drain_buf.data(),
+						  log.waiting.empty() ? 0 : drain_buf.size());
 		bool matched = false;
 		size_t next = 0;	// records come about in submit order: the next one's job, likely
 		while (!recs.empty()) {
