@@ -426,12 +426,15 @@ void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, 
 	j.seqno = seqno;
 	j.bytes = bytes;
 	j.submit_ns = submit_ns;
+	// A job without a label or dependencies: no call that appends nothing.
 	j.label_at = r.labels.size();
 	j.label_size = uint32_t(label.size());
-	r.labels.append(label);
+	if (!label.empty())
+		r.labels.append(label);
 	j.after_at = r.afters.size();
 	j.after_count = uint32_t(after.size());
-	r.afters.insert(r.afters.end(), after.begin(), after.end());
+	if (!after.empty())
+		r.afters.insert(r.afters.end(), after.begin(), after.end());
 	j.pid = r.pid;
 	j.device = dev.info.index;
 	j.engine = uint8_t(engine);
