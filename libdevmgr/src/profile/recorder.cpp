@@ -32,6 +32,8 @@
 RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 std::atomic<bool> g_active{false};
+std::atomic<bool> g_env_bad{false};
+std::atomic<uint64_t> g_next_job_id{1};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
 static std::atomic<bool> g_gone{false};
 
@@ -106,7 +108,6 @@ struct Recorder {
 	size_t last_log = 0;		// the log of the last job's device, most likely the next's
 	std::vector<Run> runs;
 	unsigned open_runs = 0;
-	std::atomic<uint64_t> next_id{1};
 	bool old_driver_warned = false;
 	std::string command;
 	uint32_t pid = uint32_t(getpid());	// anew in a forked child
@@ -118,8 +119,10 @@ struct Recorder {
 			auto on = parse_switch(v);
 			env_bad = !on;
 			env_on = on.value_or(false);
-			if (env_bad)
+			if (env_bad) {
+				g_env_bad = true;
 				g_active = true;	// so that the first submit tells it (check_environment)
+			}
 		}
 		if (const char *d = std::getenv("RBLN_PROFILER_DIR"); d && *d) {
 			dir = d;
@@ -398,18 +401,12 @@ void Recorder::recorder_pid_changed()
 
 } // namespace
 
-void check_environment()
+void fail_bad_environment()
 {
 	Recorder &r = recorder();
-	if (r.env_bad)
-		rbln::detail::fail(EINVAL, fmt::format("RBLN_PROFILER={:?} is not a valid value: set 1, ON, "
-						       "TRUE or YES (any case) to profile, or 0, OFF, "
-						       "FALSE, NO or nothing not to", r.env_value));
-}
-
-uint64_t next_job_id()
-{
-	return recorder().next_id.fetch_add(1, std::memory_order_relaxed);
+	rbln::detail::fail(EINVAL, fmt::format("RBLN_PROFILER={:?} is not a valid value: set 1, ON, "
+					       "TRUE or YES (any case) to profile, or 0, OFF, "
+					       "FALSE, NO or nothing not to", r.env_value));
 }
 
 void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
@@ -481,8 +478,9 @@ using detail::recorder;
 
 bool env_enabled()
 {
+	auto &r = recorder();	// made first: it is what sets g_env_bad
 	detail::check_environment();
-	return recorder().env_on;
+	return r.env_on;
 }
 
 Session::Session(std::string output_dir)

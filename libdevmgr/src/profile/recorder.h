@@ -20,11 +20,20 @@ RBLN_CXX_ABI_BEGIN namespace profile::detail {
 // whole cost of the profiler when it is off.
 extern std::atomic<bool> g_active;
 inline bool active() { return g_active.load(std::memory_order_relaxed); }
-// Throws rbln::Error for a bad RBLN_PROFILER, once per process, at the first submit.
-void check_environment();
+// RBLN_PROFILER has a bad value (set once, when the recorder is made).
+extern std::atomic<bool> g_env_bad;
+[[noreturn]] void fail_bad_environment();
+// Throws rbln::Error for a bad RBLN_PROFILER, at a submit.  Inline,
+// as next_job_id(): a profiled submit makes no call for either.
+inline void check_environment()
+{
+	if (g_env_bad.load(std::memory_order_relaxed)) [[unlikely]]
+		fail_bad_environment();
+}
 
+extern std::atomic<uint64_t> g_next_job_id;
 // A job id for a job about to be submitted (never 0).
-uint64_t next_job_id();
+inline uint64_t next_job_id() { return g_next_job_id.fetch_add(1, std::memory_order_relaxed); }
 // SUBMIT took job @id: its description, for the trace.  Its times come from
 // the driver later: after about every 1024 jobs of its device, when its
 // device closes, and when a file is written.  @submit_ns, its placeholder
