@@ -35,6 +35,7 @@ struct rbln_engine {
 	bool sched_ready;		/* sched initialised */
 	struct mutex submit_lock;	/* arm + push order; direct jobs */
 	atomic_t queued;		/* pushed to the scheduler, not ended */
+	atomic_t waiting;		/* SUBMITs waiting for submit_lock to queue */
 	atomic_t unfreed;		/* pushed, free_job not run yet */
 	spinlock_t active_lock;
 	struct rbln_job *active;	/* given to the hardware, not ended */

@@ -102,14 +102,22 @@ struct rbln_hw_info {
 
 /*
  * The most bytes of a job the core offers engine_run_now.  A CPU copy of that
- * much takes about 20 ms in a VM without KVM (a millisecond on a host), inside
- * RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its engine, and whoever
- * waits for the engine or the submitting file, no longer than a reset may take
- * to stop a scheduled one.  Bigger jobs go to the scheduler, whose timeout
- * covers them.  (4 MiB before: in such a VM a scheduled job of 16 MiB spent
- * about 2 ms handed between threads, a fifth of its time.)
+ * much takes about 20 ms of CPU in a VM without KVM (a millisecond on a host),
+ * inside RBLN_HW_RESET_MAX_MS: a job run inside SUBMIT holds its engine, and
+ * whoever waits for the engine or the submitting file, no longer than a reset
+ * may take to stop a scheduled one.  Bigger jobs (where a backend allows them)
+ * go to the scheduler, whose timeout covers them.  (4 MiB before: in such a
+ * VM a scheduled 16 MiB job ran at 0.79x the kernel's copy of its bytes.)
+ * What this does not bound: a submitter its cgroup throttles (cpu.max) gets
+ * the CPU for the copy more slowly, and holds the engine that much longer.
  */
 #define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_16M
+/*
+ * Above this many bytes only a task with a full share of the CPU runs a job
+ * directly (not one with nice above 0, SCHED_BATCH or SCHED_IDLE): a smaller
+ * copy is short whoever asks.
+ */
+#define RBLN_HW_RUN_NOW_ANY_TASK_BYTES	SZ_4M
 
 /* What the core reads from the hardware's sensors. */
 struct rbln_sensors {

@@ -27,8 +27,8 @@
  * workers and the wake-up of the waiter.  Meanwhile it holds the file's lock
  * and the engine's submit_lock: the file's other calls, and other files'
  * SUBMITs to that engine (which then queue behind it), wait for its copy,
- * which rbln_hw.h bounds.  Once one job is queued, jobs for that engine queue
- * too until it is idle, so files take turns.
+ * which rbln_hw.h bounds.  Once one job is queued, or a SUBMIT waits to queue
+ * one, jobs for that engine queue too until it is idle, so files take turns.
  */
 #include <linux/device.h>
 #include <linux/dma-fence.h>
@@ -423,6 +423,27 @@ int rbln_job_hw_buffers(struct rbln_job *job)
 	return 0;
 }
 
+/* Jobs queued for @engine, or about to be: a direct job would go before them. */
+static bool rbln_engine_has_waiters(struct rbln_engine *engine)
+{
+	return atomic_read(&engine->queued) || atomic_read(&engine->waiting);
+}
+
+/*
+ * A task that asked for less of the CPU than others (nice above 0,
+ * SCHED_BATCH or SCHED_IDLE) would hold the engine, and the locks others wait
+ * for, longer than a big direct job takes at full speed.  Real-time tasks
+ * keep the direct path whatever their (unused) nice value.
+ */
+static bool rbln_task_has_full_share(void)
+{
+	unsigned int policy = READ_ONCE(current->policy);
+
+	if (policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE)
+		return true;
+	return task_nice(current) <= 0 && policy != SCHED_BATCH && policy != SCHED_IDLE;
+}
+
 /* Direct submission; false if the job has to be scheduled instead. */
 static bool rbln_job_run_direct(struct rbln_job *job)
 {
@@ -433,10 +454,11 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	/* Once every input has ended: a failed one fails it right here. */
 	if (!rbln_hw_can_run_now(rdev) || !rbln_job_deps_signalled(job) ||
 	    job->hw.bytes > RBLN_HW_RUN_NOW_MAX_BYTES ||
-	    atomic_read(&engine->queued) || !mutex_trylock(&engine->submit_lock))
+	    (job->hw.bytes > RBLN_HW_RUN_NOW_ANY_TASK_BYTES && !rbln_task_has_full_share()) ||
+	    rbln_engine_has_waiters(engine) || !mutex_trylock(&engine->submit_lock))
 		return false;
 	/* Scheduled jobs go first: the engine runs one job at a time, in order. */
-	if (atomic_read(&engine->queued)) {
+	if (rbln_engine_has_waiters(engine)) {
 		mutex_unlock(&engine->submit_lock);
 		return false;
 	}
@@ -772,7 +794,13 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	ret = rbln_job_remember(client, job);
 	if (ret)
 		return ret;
+	/*
+	 * No direct job takes the engine from a SUBMIT on its way to queue one
+	 * (best effort: a direct job that checked just before still runs first).
+	 */
+	atomic_inc(&job->engine->waiting);
 	ret = rbln_job_schedule(job);
+	atomic_dec(&job->engine->waiting);
 	/* client->lock is ours already; SUBMIT's reference keeps @job alive. */
 	if (ret && rbln_job_take_locked(client, job->seqno, job))
 		rbln_job_put(job);
@@ -829,7 +857,12 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 		ret = -ENODEV;
 		goto out;
 	}
-	mutex_lock(&client->lock);
+	/* Another thread of this file may hold it for a direct job, or waiting for one. */
+	if (mutex_lock_killable(&client->lock)) {
+		ret = -EINTR;
+		drm_dev_exit(idx);
+		goto out;
+	}
 	job->seqno = client->last_seqno + 1;
 	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;
 	ret = job->want_times ? rbln_times_enable(client) : 0;
@@ -954,11 +987,15 @@ int rbln_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	struct rbln_job *job;
 	u64 deadline;
 	long left;
+	int ret;
 
 	if (args->flags || !args->seqno || args->timeout_ns < 0)
 		return -EINVAL;
 
-	mutex_lock(&client->lock);
+	/* A SUBMIT of this file may hold it while it waits for another's direct job. */
+	ret = mutex_lock_killable(&client->lock);
+	if (ret)
+		return ret;
 	if (args->seqno > client->last_seqno) {
 		mutex_unlock(&client->lock);
 		return -EINVAL;

@@ -372,6 +372,7 @@ int rbln_engines_init(struct rbln_device *rdev)
 			spin_lock_init(&engine->active_lock);
 			engine->active = NULL;
 			atomic_set(&engine->queued, 0);
+			atomic_set(&engine->waiting, 0);
 			atomic_set(&engine->unfreed, 0);
 			atomic_set(&engine->resets, 0);
 			atomic64_set(&engine->busy_ns, 0);

@@ -84,45 +84,61 @@ bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, voi
 }
 
 /*
- * A buffer handed over as DMA addresses: the CPU address of byte @offset,
- * and how many bytes from there are contiguous (one DMA segment).  The
- * simulated device has no IOMMU, so a bus address is a physical one.
+ * Where a copy is in a buffer handed over as DMA addresses: its segment and
+ * the bytes of it already copied.  It only moves forward, so a copy of N
+ * segments walks the table once (a walk from its start for each segment
+ * was quadratic: 4096 page segments a side in a 16 MiB job).
  */
-static void *rbln_sim_dma_at(struct device *dev, struct sg_table *sgt, u64 offset, u64 *len)
-{
+struct rbln_sim_dma_cursor {
 	struct scatterlist *sg;
-	unsigned int i;
+	unsigned int left;		/* mapped segments from sg on */
+	u64 used;			/* bytes of sg already copied */
+};
 
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		if (offset < sg_dma_len(sg)) {
-			*len = sg_dma_len(sg) - offset;
-			return phys_to_virt(dma_to_phys(dev, sg_dma_address(sg) + offset));
-		}
-		offset -= sg_dma_len(sg);
+/*
+ * The CPU address the cursor is at, and how many bytes from there are
+ * contiguous (the rest of its segment); NULL past the end.  The simulated
+ * device has no IOMMU, so a bus address is a physical one.
+ */
+static void *rbln_sim_dma_next(struct device *dev, struct rbln_sim_dma_cursor *c, u64 *len)
+{
+	while (c->left && c->used == sg_dma_len(c->sg)) {
+		c->sg = --c->left ? sg_next(c->sg) : NULL;
+		c->used = 0;
 	}
-	*len = 0;
-	return NULL;
+	if (!c->left) {
+		*len = 0;
+		return NULL;
+	}
+	*len = sg_dma_len(c->sg) - c->used;
+	return phys_to_virt(dma_to_phys(dev, sg_dma_address(c->sg) + c->used));
 }
 
-/* A copy through the buffers' DMA addresses, a segment (at most a chunk) at a time. */
+/*
+ * A copy through the buffers' DMA addresses, a segment (at most a chunk) at
+ * a time.  Each sg table holds exactly this copy's bytes.
+ */
 static bool rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
-			      const struct rbln_hw_job *job,
-			      const struct rbln_hw_buffer *dst, u64 dst_offset,
-			      const struct rbln_hw_buffer *src, u64 src_offset, u64 size)
+			      const struct rbln_hw_job *job, const struct rbln_hw_buffer *dst,
+			      const struct rbln_hw_buffer *src, u64 size)
 {
+	struct rbln_sim_dma_cursor s = { .sg = src->sgt->sgl, .left = src->sgt->nents };
+	struct rbln_sim_dma_cursor d = { .sg = dst->sgt->sgl, .left = dst->sgt->nents };
 	struct device *dev = &sdev->dev;
 	u64 done, n;
 
 	for (done = 0; done < size; done += n) {
 		u64 src_len, dst_len;
-		void *s = rbln_sim_dma_at(dev, src->sgt, src_offset + done, &src_len);
-		void *d = rbln_sim_dma_at(dev, dst->sgt, dst_offset + done, &dst_len);
+		void *from = rbln_sim_dma_next(dev, &s, &src_len);
+		void *to = rbln_sim_dma_next(dev, &d, &dst_len);
 
-		if (WARN_ON_ONCE(!s || !d))
+		if (WARN_ON_ONCE(!from || !to))
 			return false;
 		n = min3(size - done, src_len, dst_len);
-		if (!rbln_sim_copy(e, job, d, s, n))
+		if (!rbln_sim_copy(e, job, to, from, n))
 			return false;
+		s.used += n;
+		d.used += n;
 	}
 	return true;
 }
@@ -147,8 +163,7 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 		bool copied;
 
 		if (src->sgt && dst->sgt)
-			/* Each sg table holds exactly this copy's bytes. */
-			copied = rbln_sim_dma_copy(sdev, e, job, dst, 0, src, 0, c->size);
+			copied = rbln_sim_dma_copy(sdev, e, job, dst, src, c->size);
 		else
 			copied = rbln_sim_copy(e, job, dst->cpu + c->dst_offset,
 					       src->cpu + c->src_offset, c->size);

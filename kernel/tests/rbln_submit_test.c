@@ -4,6 +4,7 @@
  * what a job does when it runs (bytes copied, faults, a hung engine).
  */
 #include <kunit/test.h>
+#include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 
@@ -63,6 +64,18 @@ static int submit(struct kunit *test, struct drm_rbln_submit *args)
 	struct fixture *f = test->priv;
 
 	return rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT, args);
+}
+
+/* SUBMIT with the simulator's no_direct set: the job goes to the scheduler. */
+static int submit_scheduled(struct kunit *test, struct drm_rbln_submit *args)
+{
+	struct fixture *f = test->priv;
+	int ret;
+
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
+	ret = submit(test, args);
+	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	return ret;
 }
 
 static int wait(struct kunit *test, u64 seqno, int *status)
@@ -294,9 +307,7 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 	memset(c0->vaddr, 0, SZ_64K);
 	busy = atomic64_read(&engine->busy_ns);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
-	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
-	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);
-	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	KUNIT_ASSERT_EQ(test, submit_scheduled(test, &a), 0);
 	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "with no_direct the job is queued");
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
@@ -307,9 +318,10 @@ static void rbln_submit_queued_job_copies(struct kunit *test)
 }
 
 /*
- * The direct path's bound is the simulator's whole job limit: a job of exactly
- * its bytes for an idle engine ends inside SUBMIT, the same job with no_direct
- * goes to the scheduler, both copy every byte; one byte more is refused.
+ * The direct path takes the simulator's whole job limit: a job of exactly its
+ * bytes for an idle engine ends inside SUBMIT, the same job with no_direct
+ * goes to the scheduler, both copy every byte; one byte more is over the job
+ * limit and refused on either path.
  */
 static void rbln_submit_direct_path_limit(struct kunit *test)
 {
@@ -322,6 +334,7 @@ static void rbln_submit_direct_path_limit(struct kunit *test)
 	int status;
 	u32 i;
 
+	BUILD_BUG_ON(RBLN_SIM_JOB_MAX_BYTES > RBLN_HW_RUN_NOW_MAX_BYTES);
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	for (i = 0; i < n; i++)
 		c[i] = copy(f->c0, f->il, SZ_64K);
@@ -337,9 +350,7 @@ static void rbln_submit_direct_path_limit(struct kunit *test)
 	memset(src->vaddr, 0xc3, SZ_64K);
 	a = job(test, NEURAL, 0, c, n);
 	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
-	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, true);
-	KUNIT_EXPECT_EQ(test, submit(test, &a), 0);
-	WRITE_ONCE(rbln_test_sim(f->rdev)->no_direct, false);
+	KUNIT_ASSERT_EQ(test, submit_scheduled(test, &a), 0);
 	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "with no_direct it is scheduled");
 	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
 	KUNIT_EXPECT_EQ(test, status, 0);
@@ -347,6 +358,61 @@ static void rbln_submit_direct_path_limit(struct kunit *test)
 
 	a = job(test, NEURAL, 0, c, n + 1);
 	KUNIT_EXPECT_EQ_MSG(test, submit(test, &a), -EINVAL, "one byte over the job limit");
+	KUNIT_EXPECT_EQ(test, submit_scheduled(test, &a), -EINVAL);
+}
+
+/*
+ * The direct path gives way: while another SUBMIT is on its way to queue a
+ * job for the engine, a small job is scheduled; for a task that asked for
+ * less CPU (nice 10), so is one over RBLN_HW_RUN_NOW_ANY_TASK_BYTES, not a
+ * small one; at a full share again the big one runs inside SUBMIT.
+ */
+static void rbln_submit_direct_path_gives_way(struct kunit *test)
+{
+	const u32 n = RBLN_HW_RUN_NOW_ANY_TASK_BYTES / SZ_64K + 1;
+	struct fixture *f = test->priv;
+	struct rbln_engine *engine = &f->rdev->chiplets[0].engines[NEURAL];
+	struct drm_rbln_copy *big = kunit_kcalloc(test, n, sizeof(*big), GFP_KERNEL);
+	const struct drm_rbln_copy small = copy(f->c0, f->il, SZ_4K);
+	const long nice = task_nice(current);
+	struct drm_rbln_submit a, b;
+	int ret, status;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_ASSERT_LE(test, nice, 0L);
+	for (i = 0; i < n; i++)
+		big[i] = copy(f->c0, f->il, SZ_64K);
+
+	a = job(test, NEURAL, 0, &small, 1);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	atomic_inc(&engine->waiting);
+	ret = submit(test, &a);
+	atomic_dec(&engine->waiting);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "another SUBMIT is on its way to the engine");
+	KUNIT_ASSERT_EQ(test, wait(test, a.seqno, &status), 0);
+	KUNIT_EXPECT_EQ(test, status, 0);
+
+	a = job(test, NEURAL, 0, big, n);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	b = job(test, NEURAL, 0, &small, 1);
+	b.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	set_user_nice(current, 10);
+	ret = submit(test, &a);
+	if (!ret) {
+		KUNIT_EXPECT_EQ(test, wait(test, a.seqno, &status), 0);
+		ret = submit(test, &b);
+	}
+	set_user_nice(current, nice);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "a niced task's big job is scheduled");
+	KUNIT_EXPECT_EQ_MSG(test, b.ended, 1U, "a niced task's small job is not");
+
+	a = job(test, NEURAL, 0, big, n);
+	a.flags = DRM_RBLN_SUBMIT_REPORT_END;
+	KUNIT_ASSERT_EQ(test, submit(test, &a), 0);
+	KUNIT_EXPECT_EQ(test, a.ended, 1U);
 }
 
 static void rbln_wait_rejects_bad_arguments(struct kunit *test)
@@ -451,6 +517,7 @@ static struct kunit_case rbln_submit_cases[] = {
 	KUNIT_CASE(rbln_submit_all_or_nothing),
 	KUNIT_CASE(rbln_submit_queued_job_copies),
 	KUNIT_CASE(rbln_submit_direct_path_limit),
+	KUNIT_CASE(rbln_submit_direct_path_gives_way),
 	KUNIT_CASE(rbln_wait_rejects_bad_arguments),
 	KUNIT_CASE(rbln_submit_injected_failure),
 	KUNIT_CASE(rbln_submit_failed_jobs_are_capped),

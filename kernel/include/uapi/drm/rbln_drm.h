@@ -361,12 +361,12 @@ struct drm_rbln_sync {
  *
  * Since interface version 11, with DRM_RBLN_SUBMIT_REPORT_END in flags: a
  * small job for an idle engine may run to its end inside SUBMIT (on the
- * simulator one of up to 16 MiB, its whole job limit; earlier drivers stopped
- * at 4 MiB, and before interface 15 at 64 KiB: which jobs do is the driver's
- * choice, not the interface's).  Then .ended is 1 and .status holds its result (as WAIT's),
- * and the job is not kept for WAIT: this report is the one report of a
- * failure (a WAIT for its seqno returns status 0).  Otherwise .ended is 0:
- * wait as usual.
+ * simulator one of up to 16 MiB, its whole job limit; earlier drivers of
+ * interface 15 stopped at 4 MiB or 64 KiB, and before that at 64 KiB: which
+ * jobs do is the driver's choice, not the interface's).  Then .ended is 1 and
+ * .status holds its result (as WAIT's), and the job is not kept for WAIT:
+ * this report is the one report of a failure (a WAIT for its seqno returns
+ * status 0).  Otherwise .ended is 0: wait as usual.
  */
 #define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
 /*
