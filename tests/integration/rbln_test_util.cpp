@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -85,10 +86,19 @@ std::optional<SimDevice> sim_device(unsigned index)
 	return std::nullopt;
 }
 
+// Tried again when it cannot reach udevd (on the sanitizer kernel once
+// "Failed to wait for daemon to reply: Broken pipe", which stopped the whole
+// binary); the binary stops, as a test after an unsettled udev would fail
+// for the wrong reason, only when three tries failed.
 void udev_settle()
 {
-	if (std::system("udevadm settle --timeout=60") != 0)
-		std::abort();
+	for (int i = 0; i < 3; i++) {
+		if (std::system("udevadm settle --timeout=60") == 0)
+			return;
+		std::this_thread::sleep_for(std::chrono::seconds(1));
+	}
+	std::fputs("udev_settle: udevadm settle failed three times\n", stderr);
+	std::abort();
 }
 
 int get_param(int fd, drm_rbln_get_param &args)
