@@ -4,7 +4,7 @@
 // (SYNC_IOC_FILE_INFO calls the fences' ops) and closes it.  Exit 0 when
 // the job's fence reads as signalled without error.
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <sys/ioctl.h>
@@ -13,13 +13,7 @@
 #include <linux/sync_file.h>
 
 #include "rbln/devmgr.hpp"
-
-// Writes the simulator's no_direct switch of NPU 0; false if it could not.
-static bool scheduled_only(bool on)
-{
-	std::ofstream f("/sys/kernel/debug/rbln/rbln0/no_direct");
-	return bool((f << (on ? "1" : "0")).flush());
-}
+#include "rbln_test_util.h"
 
 int main()
 {
@@ -30,12 +24,12 @@ int main()
 		auto a = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		auto b = dev.allocate(size, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
 		// Scheduled, not run inside SUBMIT: its fence is the scheduler's, over a hardware fence.
-		if (!scheduled_only(true)) {
-			std::perror("fence-holder: no_direct");
+		rbln::test::ScheduledJobs only(0);
+		if (only.error()) {
+			std::fprintf(stderr, "fence-holder: no_direct: %s\n", std::strerror(only.error()));
 			return 1;
 		}
 		auto job = dev.submit(rbln::Engine::task_dma, 0, {{a, b, 0, 0, size}});
-		scheduled_only(false);
 		job.wait();
 		fd = job.fd();
 	}

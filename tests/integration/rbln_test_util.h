@@ -88,15 +88,19 @@ int reclaim(int fd, uint64_t client_id, uint32_t flags = 0, uint64_t *freed = nu
 // Fault injection: writes @value to /sys/kernel/debug/rbln/rbln<npu>/<file>; returns errno.
 int debugfs_write(unsigned npu, const std::string &file, const std::string &value);
 
-// While it lives, no job of simulated NPU @npu runs inside SUBMIT: each one,
-// whatever its size, goes through its engine's scheduler (debugfs no_direct;
-// read at SUBMIT, so a job submitted meanwhile stays scheduled).
+// While it lives, and @on, no job of simulated NPU @npu runs inside SUBMIT:
+// each one, whatever its size, goes through its engine's scheduler (debugfs
+// no_direct; read at SUBMIT, so a job submitted meanwhile stays scheduled).
+// Not @on, it changes nothing.
 class ScheduledJobs {
 public:
-	explicit ScheduledJobs(unsigned npu) : npu_(npu), error_(debugfs_write(npu, "no_direct", "1")) {}
+	explicit ScheduledJobs(unsigned npu, bool on = true)
+		: npu_(npu), on_(on), error_(on ? debugfs_write(npu, "no_direct", "1") : 0)
+	{
+	}
 	~ScheduledJobs()
 	{
-		if (!error_)
+		if (on_ && !error_)
 			debugfs_write(npu_, "no_direct", "0");
 	}
 	ScheduledJobs(const ScheduledJobs &) = delete;
@@ -105,6 +109,7 @@ public:
 
 private:
 	unsigned npu_;
+	bool on_;
 	int error_;
 };
 

@@ -5,7 +5,6 @@
 // or another file, another engine, chiplet or device), whether the dependant
 // ends inside SUBMIT (its input ended before) or on the scheduler.
 #include <cstring>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -68,11 +67,8 @@ Submitted submit_job(const Place &p, Path path, const drm_rbln_sync *in, drm_rbl
 		     uint32_t flags)
 {
 	const std::vector<drm_rbln_copy> copies{{p.src, p.dst, 0, 0, kBuffer}};
-	std::optional<ScheduledJobs> scheduled;
-	if (path == Path::scheduled) {
-		scheduled.emplace(p.npu);
-		EXPECT_EQ(scheduled->error(), 0) << "no_direct";
-	}
+	ScheduledJobs scheduled(p.npu, path == Path::scheduled);
+	EXPECT_EQ(scheduled.error(), 0) << "no_direct";
 	drm_rbln_submit s{};
 	s.engine = p.engine;
 	s.chiplet = p.chiplet;

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -144,11 +143,8 @@ static void chain_keeps_the_bytes(std::vector<rbln::Job> (Chain::*submit)())
 	const uint64_t baseline = dev.memory().used;
 	for (bool scheduled : {false, true}) {
 		const uint64_t size = scheduled ? 5 << 20 : k4K;
-		std::optional<ScheduledJobs> only;
-		if (scheduled) {
-			only.emplace(1);
-			ASSERT_EQ(only->error(), 0) << "no_direct";
-		}
+		ScheduledJobs only(1, scheduled);
+		ASSERT_EQ(only.error(), 0) << "no_direct";
 		Chain chain(dev, size);
 		for (int round = 0; round < 10; round++) {
 			chain.fill(size + round);
@@ -482,11 +478,8 @@ TEST(DevmgrJobs, ThreadsShareADeviceAndItsSyncobjs)
 	// Once as submitted, once with every job scheduled (the direct path off).
 	for (bool scheduled : {false, true}) {
 		constexpr uint64_t kSize = 128 << 10;
-		std::optional<ScheduledJobs> only;
-		if (scheduled) {
-			only.emplace(1);
-			ASSERT_EQ(only->error(), 0) << "no_direct";
-		}
+		ScheduledJobs only(1, scheduled);
+		ASSERT_EQ(only.error(), 0) << "no_direct";
 		std::vector<std::thread> threads;
 		std::atomic<int> failures{0};
 		for (uint32_t chiplet = 0; chiplet < 4; chiplet++)

@@ -102,11 +102,8 @@ TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 	for (int round = 0; round < 4; round++) {
 		uint64_t s = 0;
 		const uint64_t len = round % 2 ? big : 4096;
-		std::optional<ScheduledJobs> only;
-		if (round % 2) {
-			only.emplace(1);
-			ASSERT_EQ(only->error(), 0) << "no_direct";
-		}
+		ScheduledJobs only(1, round % 2);
+		ASSERT_EQ(only.error(), 0) << "no_direct";
 		ASSERT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0, {host, c0, 0, 0, len},
 				       DRM_RBLN_SUBMIT_TIMES, &s), 0);
 		asked[s] = {DRM_RBLN_ENGINE_EXTERNAL_HDMA, 0};
