@@ -258,9 +258,9 @@ static void rbln_job_forget(struct rbln_client *client, u64 seqno, struct rbln_j
 		rbln_job_put(job);
 }
 
-static void rbln_job_trace(struct rbln_job *job,
-			   void (*event)(u32, u32, u32, u64, u64, u64, const char *, int,
-					 pid_t, const char *))
+static void rbln_job_trace_event(struct rbln_job *job,
+				 void (*event)(u32, u32, u32, u64, u64, u64, const char *, int,
+					       pid_t, const char *))
 {
 	const struct rbln_engine *engine = job->engine;
 
@@ -268,6 +268,16 @@ static void rbln_job_trace(struct rbln_job *job,
 	      job->client->id, job->seqno, job->hw.bytes, job->label, job->status,
 	      pid_nr(job->client->creator), job->client->creator_comm);
 }
+
+/*
+ * The static key first: while the event is off, a job pays one patched-out
+ * branch, not the gathering of its arguments and an indirect call.
+ */
+#define rbln_job_trace(job, name)					\
+	do {								\
+		if (trace_##name##_enabled())				\
+			rbln_job_trace_event(job, trace_##name);	\
+	} while (0)
 
 /* A submitted job's syncobjs, for a profiler's arrows (client->lock held: seqno is its own). */
 static void rbln_job_trace_syncs(struct rbln_job *job, const struct rbln_out_sync *out)
@@ -277,7 +287,8 @@ static void rbln_job_trace_syncs(struct rbln_job *job, const struct rbln_out_syn
 	for (i = 0; i < job->nr_trace_waits; i++)
 		trace_rbln_job_wait(device, job->client->id, job->seqno,
 				    job->trace_waits[i].sync, job->trace_waits[i].point);
-	if (out->syncobj)
+	/* The key's hash only while the event is on. */
+	if (out->syncobj && trace_rbln_job_signal_enabled())
 		trace_rbln_job_signal(device, job->client->id, job->seqno,
 				      rbln_sync_trace_key(out->syncobj), out->point);
 }
@@ -286,7 +297,7 @@ void rbln_job_begin(struct rbln_job *job)
 {
 	job->started = true;
 	job->start_ns = rbln_busy_begin(&job->engine->chiplet->rdev->busy);
-	rbln_job_trace(job, trace_rbln_job_start);
+	rbln_job_trace(job, rbln_job_start);
 }
 
 bool rbln_job_claim_end(struct rbln_job *job)
@@ -305,12 +316,12 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 		if (job->want_times)
 			job->end_ns = ktime_get_ns();
 		/* Ended without running (a failed input): a profiler still sees its end. */
-		rbln_job_trace(job, trace_rbln_job_complete);
+		rbln_job_trace(job, rbln_job_complete);
 		return;
 	}
 	now = rbln_busy_end(&engine->chiplet->rdev->busy);
 	job->end_ns = now;
-	rbln_job_trace(job, trace_rbln_job_complete);
+	rbln_job_trace(job, rbln_job_complete);
 	busy = now - job->start_ns;
 	atomic64_add(busy, &engine->busy_ns);
 	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
@@ -783,7 +794,7 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 		return -ENODEV;			/* revoked meanwhile */
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -ENOSPC;
-	rbln_job_trace(job, trace_rbln_job_submit);
+	rbln_job_trace(job, rbln_job_submit);
 	if (rbln_job_run_direct(job)) {
 		if (job->status && !job->done)
 			return -ENOMEM;

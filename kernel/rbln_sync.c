@@ -6,6 +6,7 @@
  * take the direct path.
  */
 #include <linux/dma-fence.h>
+#include <linux/dma-fence-array.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-fence-unwrap.h>
 #include <linux/once.h>
@@ -43,6 +44,9 @@ int rbln_fence_error(struct dma_fence *fence)
 	struct dma_fence *f;
 	int error = rbln_fence_own_error(fence);
 
+	/* Most inputs are a plain job fence (or the stub): nothing inside to walk. */
+	if (!dma_fence_is_chain(fence) && !dma_fence_is_array(fence))
+		return error;
 	/* To the end: the walk holds a reference until then. */
 	dma_fence_unwrap_for_each(f, &iter, dma_fence_chain_contained(fence))
 		if (!error)

@@ -66,6 +66,11 @@ DEFINE_EVENT(rbln_job, name,						\
 	TP_ARGS(device, chiplet, engine, client, seqno, bytes, label, status, pid, comm))
 
 RBLN_JOB_EVENT(rbln_job_submit);
+/*
+ * On its engine.  A job the backend turned back from running inside SUBMIT
+ * (engine_run_now's -EAGAIN: a slowed or hung engine) has a second start
+ * when its scheduler runs it; the last start before the completion counts.
+ */
 RBLN_JOB_EVENT(rbln_job_start);
 RBLN_JOB_EVENT(rbln_job_complete);
 

@@ -264,7 +264,7 @@ size_t build_jobs(std::vector<Event> &events, rbln::profile::Trace &t)
 		rbln::profile::TraceJob &j = t.jobs[it->second];
 		switch (e.kind) {
 		case Kind::start:
-			j.start_ns = e.ts;
+			j.start_ns = e.ts;	// the last start counts (a direct job turned back starts again)
 			started[it->second] = true;
 			break;
 		case Kind::complete:
