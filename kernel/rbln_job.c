@@ -276,7 +276,7 @@ static void rbln_job_trace_event(struct rbln_job *job,
 #define rbln_job_trace(job, name)					\
 	do {								\
 		if (trace_##name##_enabled())				\
-			rbln_job_trace_event(job, trace_##name);	\
+			rbln_job_trace_event((job), trace_##name);	\
 	} while (0)
 
 /* A submitted job's syncobjs, for a profiler's arrows (client->lock held: seqno is its own). */

@@ -6,7 +6,6 @@
  * take the direct path.
  */
 #include <linux/dma-fence.h>
-#include <linux/dma-fence-array.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-fence-unwrap.h>
 #include <linux/once.h>

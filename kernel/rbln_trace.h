@@ -67,7 +67,7 @@ DEFINE_EVENT(rbln_job, name,						\
 
 RBLN_JOB_EVENT(rbln_job_submit);
 /*
- * On its engine.  A job the backend turned back from running inside SUBMIT
+ * The job begins on its engine.  A job the backend turned back from running inside SUBMIT
  * (engine_run_now's -EAGAIN: a slowed or hung engine) has a second start
  * when its scheduler runs it; the last start before the completion counts.
  */
