@@ -59,21 +59,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Mean ns per call of @op, run until @budget has passed (at least @min_iters).
-template <typename F>
-double ns_per_op(F &&op, std::chrono::milliseconds budget = std::chrono::milliseconds(300),
-		 int min_iters = 3)
-{
-	op();	// warm up: first touches, lazy placement
-	int iters = 0;
-	auto start = Clock::now();
-	while (iters < min_iters || Clock::now() - start < budget) {
-		op();
-		iters++;
-	}
-	return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / iters;
-}
-
 // @op against @base, in @rounds rounds of 10 slices: each slice times @base
 // for 4 ms, then @op for 6 ms (at least one call each), and a round's figure
 // is its two sums.  The speed of a TCG guest wanders with its host's load
@@ -91,7 +76,9 @@ struct Figure {
 struct Tally {
 	double ns = 0;
 	long calls = 0;
-	void time(const std::function<void()> &op, std::chrono::microseconds budget)
+	// A template, not a std::function: no indirect call inside the timed loop.
+	template <typename F>
+	void time(F &&op, std::chrono::microseconds budget)
 	{
 		const auto start = Clock::now();
 		auto now = start;
@@ -104,6 +91,16 @@ struct Tally {
 	}
 	double per_call() const { return ns / double(calls); }
 };
+
+// Mean ns per call of @op, run for @budget after one call to warm up.
+template <typename F>
+double ns_per_op(F &&op, std::chrono::milliseconds budget)
+{
+	op();	// warm up: first touches, lazy placement
+	Tally t;
+	t.time(op, budget);
+	return t.per_call();
+}
 
 constexpr int kSlices = 10;
 
