@@ -108,10 +108,16 @@ struct rbln_hw_info {
  * may take to stop a scheduled one.  Bigger jobs (where a backend allows them)
  * go to the scheduler, whose timeout covers them.  (4 MiB before: in such a
  * VM a scheduled 16 MiB job ran at 0.79x the kernel's copy of its bytes.)
- * What this does not bound: a submitter its cgroup throttles (cpu.max) gets
- * the CPU for the copy more slowly, and holds the engine that much longer.
+ * A submitter that gets the CPU slowly (its cgroup's cpu.max) would hold the
+ * engine that much longer: a backend that can stop between chunks yields it
+ * (rbln_hw_job_should_yield()).
  */
 #define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_16M
+/*
+ * How long a job run inside SUBMIT may keep its engine from another file's
+ * job that waits for it: past this, rbln_hw_job_should_yield() says so.
+ */
+#define RBLN_HW_RUN_NOW_SLICE_MS	5
 /*
  * Above this many bytes only a task with a full share of the CPU runs a job
  * directly (not one with nice above 0, SCHED_BATCH or SCHED_IDLE): a smaller
@@ -164,6 +170,15 @@ struct rbln_hw_job {
 	const struct drm_rbln_copy *copies;
 	const struct rbln_hw_buffer *bufs;	/* src and dst of copy i at 2i and 2i + 1 */
 	u64 bytes;			/* sum of the copies' sizes */
+	/*
+	 * The backend's own note of how far engine_run_now got before it
+	 * yielded (copy @copy, its first @offset bytes done), so that the
+	 * job's push goes on from there; zero when the core hands it over.
+	 */
+	struct {
+		u32 copy;
+		u64 offset;
+	} resume;
 };
 
 struct rbln_hw_ops {
@@ -189,7 +204,11 @@ struct rbln_hw_ops {
 	 * nothing pushed, from SUBMIT with the file's locks held (it may sleep):
 	 * it must end within RBLN_HW_RESET_MAX_MS, as nothing times it out (a
 	 * backend that cannot promise that for a job, e.g. a hung or slowed
-	 * engine, returns -EAGAIN).
+	 * engine, returns -EAGAIN).  It runs on the submitter's CPU time, so
+	 * between chunks it asks rbln_hw_job_should_yield(): on true it stops,
+	 * notes its progress in @job->resume and returns -EAGAIN; the push
+	 * that follows resumes there (never redoes a copy: a job may read what
+	 * it wrote).
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
@@ -255,6 +274,13 @@ struct rbln_hw_ops {
  * while allocating memory or waiting for a fence.
  */
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
+
+/*
+ * engine_run_now asks between chunks: true once @job has run inside SUBMIT
+ * for RBLN_HW_RUN_NOW_SLICE_MS while another file's job waits for its
+ * engine.  A few loads; never sleeps.
+ */
+bool rbln_hw_job_should_yield(const struct rbln_hw_job *job);
 
 /*
  * A kernel mapping of a dma-buf for a backend's own use (the simulator's

@@ -305,12 +305,21 @@ bool rbln_job_claim_end(struct rbln_job *job)
 	return !test_and_set_bit(0, &job->ended);
 }
 
+/* The job stops running (ended, or a direct job turned back): its busy time counts. */
+static u64 rbln_job_account_busy(struct rbln_job *job)
+{
+	struct rbln_engine *engine = job->engine;
+	u64 now = rbln_busy_end(&engine->chiplet->rdev->busy);
+	u64 busy = now - job->start_ns;
+
+	atomic64_add(busy, &engine->busy_ns);
+	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
+	return now;
+}
+
 /* Status and busy time; the caller tells whoever waits. */
 static void rbln_job_account_end(struct rbln_job *job, int status)
 {
-	struct rbln_engine *engine = job->engine;
-	u64 now, busy;
-
 	job->status = status;
 	if (!job->started) {
 		if (job->want_times)
@@ -319,12 +328,8 @@ static void rbln_job_account_end(struct rbln_job *job, int status)
 		rbln_job_trace(job, rbln_job_complete);
 		return;
 	}
-	now = rbln_busy_end(&engine->chiplet->rdev->busy);
-	job->end_ns = now;
+	job->end_ns = rbln_job_account_busy(job);
 	rbln_job_trace(job, rbln_job_complete);
-	busy = now - job->start_ns;
-	atomic64_add(busy, &engine->busy_ns);
-	atomic64_add(busy, &job->client->engine_busy_ns[engine->kind]);
 }
 
 /* The part of a scheduled job's end that takes locks and frees. */
@@ -440,6 +445,16 @@ static bool rbln_engine_has_waiters(struct rbln_engine *engine)
 	return atomic_read(&engine->queued) || atomic_read(&engine->waiting);
 }
 
+bool rbln_hw_job_should_yield(const struct rbln_hw_job *hw)
+{
+	const struct rbln_job *job = container_of(hw, struct rbln_job, hw);
+
+	/* A test's hook stands for the slice having run out (and counts the calls). */
+	if (!rbln_test_point(RBLN_TP_DIRECT_SLICE) && time_before(jiffies, job->yield_at))
+		return false;
+	return rbln_engine_has_waiters(job->engine);
+}
+
 /*
  * A task that asked for less of the CPU than others (nice above 0,
  * SCHED_BATCH or SCHED_IDLE) would hold the engine, and the locks others wait
@@ -476,10 +491,15 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	status = rbln_job_precheck(job) ?: rbln_job_hw_buffers(job);
 	if (!status) {
 		rbln_job_begin(job);
+		job->yield_at = jiffies + msecs_to_jiffies(RBLN_HW_RUN_NOW_SLICE_MS);
 		status = rbln_hw_engine_run_now(rdev, &job->hw);
 		if (status == -EAGAIN) {
-			/* Not now after all: nothing ran, and run_job maps again. */
-			rbln_busy_end(&rdev->busy);
+			/*
+			 * Not now after all, or it yielded its engine part way
+			 * (job->hw.resume): the scheduler runs it, or the rest
+			 * of it, in turn, and run_job maps again.
+			 */
+			rbln_job_account_busy(job);
 			job->started = false;
 			rbln_job_dma_unmap_all(job);
 			mutex_unlock(&engine->submit_lock);

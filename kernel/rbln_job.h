@@ -54,6 +54,7 @@ struct rbln_job {
 	u64 start_ns;
 	u64 submit_ns;			/* want_times only */
 	u64 end_ns;			/* want_times, or it ran */
+	unsigned long yield_at;		/* direct jobs: jiffies when its slice ends */
 	struct work_struct end_work;	/* what its end does outside the signalling path */
 	struct work_struct free_work;	/* scheduled jobs: free_job's part, in rbln_job_wq */
 	struct completion end_done;	/* buffers and bookkeeping done (WAIT waits for it) */

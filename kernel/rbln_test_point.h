@@ -35,6 +35,8 @@ enum rbln_test_point_id {
 	RBLN_TP_WAIT_ENDING,
 	/* A scheduled job's end work starts: its fence has signalled, buffers not yet back. */
 	RBLN_TP_JOB_END_WORK,
+	/* A job run inside SUBMIT asks whether to yield; non-zero: its slice ran out. */
+	RBLN_TP_DIRECT_SLICE,
 };
 
 #if IS_ENABLED(CONFIG_DRM_RBLN_KUNIT_TEST)

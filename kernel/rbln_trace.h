@@ -68,8 +68,9 @@ DEFINE_EVENT(rbln_job, name,						\
 RBLN_JOB_EVENT(rbln_job_submit);
 /*
  * The job begins on its engine.  A job the backend turned back from running inside SUBMIT
- * (engine_run_now's -EAGAIN: a slowed or hung engine) has a second start
- * when its scheduler runs it; the last start before the completion counts.
+ * (engine_run_now's -EAGAIN: a slowed or hung engine, or one that yielded
+ * its engine part way) has a second start when its scheduler runs it (the
+ * rest of it); the last start before the completion counts.
  */
 RBLN_JOB_EVENT(rbln_job_start);
 RBLN_JOB_EVENT(rbln_job_complete);

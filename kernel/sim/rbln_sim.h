@@ -100,11 +100,13 @@ int rbln_sim_device_reset(struct rbln_device *rdev);
 /* The simulated interrupts are the engines' work items: none runs after this. */
 void rbln_sim_sync_irq(struct rbln_device *rdev);
 /*
- * Copies @size bytes a chunk at a time for @job on engine @e; false if a
- * reset took the job back meanwhile.  @e NULL: a copy that nothing stops.
+ * Copies @size bytes a chunk at a time for @job on engine @e; returns how
+ * many, fewer if a reset took the job back meanwhile.  @e NULL: a direct
+ * job's copy, which stops to yield its engine; with no @job either, a copy
+ * that nothing stops.
  */
-bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
-		   const void *src, u64 size);
+u64 rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
+		  const void *src, u64 size);
 
 /* rbln_sim_mem.c: device memory is host memory. */
 void *rbln_sim_mem_alloc(struct rbln_device *rdev, u32 chiplet, u64 address, size_t size);

@@ -47,13 +47,10 @@ static struct rbln_sim_engine *rbln_sim_engine_of(struct rbln_device *rdev, u32 
 	return &rbln_sim_of(rdev)->engines[chiplet][kind];
 }
 
-/*
- * Whether the engine still runs @job: a pushed job is taken back by a reset
- * (@e->job no longer @job); a direct one (@e NULL) runs to its end.
- */
+/* Whether engine @e still runs its pushed @job: a reset takes it back. */
 static bool rbln_sim_still_running(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
 {
-	return !e || READ_ONCE(e->job) == job;
+	return READ_ONCE(e->job) == job;
 }
 
 /* One chunk's fault-injected delay (slow_us), cut short by a reset. */
@@ -66,8 +63,20 @@ static void rbln_sim_slow_chunk(struct rbln_sim_engine *e, const struct rbln_hw_
 				   usecs_to_jiffies(us));
 }
 
-bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
-		   const void *src, u64 size)
+/*
+ * Whether the engine stops before its next chunk: a pushed job taken back by
+ * a reset, or a direct one (@e NULL) that yields its engine.  copy_bench's
+ * copy (no @job) never stops.
+ */
+static bool rbln_sim_stop(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
+{
+	if (e)
+		return !rbln_sim_still_running(e, job);
+	return job && rbln_hw_job_should_yield(job);
+}
+
+u64 rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
+		  const void *src, u64 size)
 {
 	u64 done, n;
 
@@ -75,12 +84,12 @@ bool rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, voi
 		if (e)
 			rbln_sim_slow_chunk(e, job);
 		cond_resched();		/* a direct job of megabytes too: SUBMIT may sleep */
-		if (!rbln_sim_still_running(e, job))
-			return false;
+		if (rbln_sim_stop(e, job))
+			break;
 		n = min_t(u64, size - done, RBLN_SIM_CHUNK);
 		memcpy(dst + done, src + done, n);
 	}
-	return true;
+	return done;
 }
 
 /*
@@ -114,39 +123,57 @@ static void *rbln_sim_dma_next(struct device *dev, struct rbln_sim_dma_cursor *c
 	return phys_to_virt(dma_to_phys(dev, sg_dma_address(c->sg) + c->used));
 }
 
+/* The cursor moved @n bytes on (where a yielded job resumes). */
+static void rbln_sim_dma_skip(struct device *dev, struct rbln_sim_dma_cursor *c, u64 n)
+{
+	u64 len;
+
+	while (n && rbln_sim_dma_next(dev, c, &len)) {
+		len = min(len, n);
+		c->used += len;
+		n -= len;
+	}
+}
+
 /*
  * A copy through the buffers' DMA addresses, a segment (at most a chunk) at
- * a time.  Each sg table holds exactly this copy's bytes.
+ * a time, from its byte @from on; returns the bytes of it done.  Each sg
+ * table holds exactly this copy's bytes.
  */
-static bool rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
-			      const struct rbln_hw_job *job, const struct rbln_hw_buffer *dst,
-			      const struct rbln_hw_buffer *src, u64 size)
+static u64 rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
+			     const struct rbln_hw_job *job, const struct rbln_hw_buffer *dst,
+			     const struct rbln_hw_buffer *src, u64 from, u64 size)
 {
 	struct rbln_sim_dma_cursor s = { .sg = src->sgt->sgl, .left = src->sgt->nents };
 	struct rbln_sim_dma_cursor d = { .sg = dst->sgt->sgl, .left = dst->sgt->nents };
 	struct device *dev = &sdev->dev;
-	u64 done, n;
+	u64 done, n, copied;
 
-	for (done = 0; done < size; done += n) {
+	rbln_sim_dma_skip(dev, &s, from);
+	rbln_sim_dma_skip(dev, &d, from);
+	for (done = from; done < size; done += copied) {
 		u64 src_len, dst_len;
-		void *from = rbln_sim_dma_next(dev, &s, &src_len);
-		void *to = rbln_sim_dma_next(dev, &d, &dst_len);
+		void *to_src = rbln_sim_dma_next(dev, &s, &src_len);
+		void *to_dst = rbln_sim_dma_next(dev, &d, &dst_len);
 
-		if (WARN_ON_ONCE(!from || !to))
-			return false;
+		if (WARN_ON_ONCE(!to_src || !to_dst))
+			break;
 		n = min3(size - done, src_len, dst_len);
-		if (!rbln_sim_copy(e, job, to, from, n))
-			return false;
-		s.used += n;
-		d.used += n;
+		copied = rbln_sim_copy(e, job, to_dst, to_src, n);
+		s.used += copied;
+		d.used += copied;
+		if (copied < n)
+			return done + copied;
 	}
-	return true;
+	return done;
 }
 
 /*
  * The device memory of the simulator is host memory: the engine copies with
  * the CPU, a chunk at a time, and stops between chunks once reset (the
- * contract of engine_reset, rbln_hw.h).  @e is NULL on the direct path.
+ * contract of engine_reset, rbln_hw.h).  @e is NULL on the direct path,
+ * which stops between chunks to yield its engine: it notes where in
+ * job->resume, and the push that follows goes on from there.
  */
 static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
 			    struct rbln_hw_job *job)
@@ -155,20 +182,27 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 
 	if (READ_ONCE(sdev->chiplet_down[job->chiplet]))
 		return -ENODEV;
-	if (atomic_add_unless(&sdev->fail_next_jobs, -1, 0))
+	/* A resumed job failed or not already, when it started. */
+	if (!job->resume.copy && !job->resume.offset &&
+	    atomic_add_unless(&sdev->fail_next_jobs, -1, 0))
 		return -EIO;
-	for (i = 0; i < job->count; i++) {
+	for (i = job->resume.copy; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
 		const struct rbln_hw_buffer *src = &job->bufs[2 * i], *dst = &job->bufs[2 * i + 1];
-		bool copied;
+		u64 from = i == job->resume.copy ? job->resume.offset : 0, done;
 
 		if (src->sgt && dst->sgt)
-			copied = rbln_sim_dma_copy(sdev, e, job, dst, src, c->size);
+			done = rbln_sim_dma_copy(sdev, e, job, dst, src, from, c->size);
 		else
-			copied = rbln_sim_copy(e, job, dst->cpu + c->dst_offset,
-					       src->cpu + c->src_offset, c->size);
-		if (!copied)
-			return -ECANCELED;	/* nobody hears it: the job was taken back */
+			done = from + rbln_sim_copy(e, job, dst->cpu + c->dst_offset + from,
+						    src->cpu + c->src_offset + from, c->size - from);
+		if (done < c->size) {
+			if (e)
+				return -ECANCELED;	/* nobody hears it: the job was taken back */
+			job->resume.copy = i;
+			job->resume.offset = done;
+			return -EAGAIN;
+		}
 	}
 	return 0;
 }

@@ -366,7 +366,11 @@ struct drm_rbln_sync {
  * jobs do is the driver's choice, not the interface's).  Then .ended is 1 and
  * .status holds its result (as WAIT's), and the job is not kept for WAIT:
  * this report is the one report of a failure (a WAIT for its seqno returns
- * status 0).  Otherwise .ended is 0: wait as usual.
+ * status 0).  Otherwise .ended is 0: wait as usual.  Such a job runs on the
+ * caller's CPU time, so once it has kept its engine a few milliseconds while
+ * another file's job waits for it (a caller given little CPU, e.g. by its
+ * cgroup's cpu.max), the driver hands the rest of it to the engine's
+ * scheduler, and .ended is 0.
  */
 #define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
 /*
@@ -446,7 +450,8 @@ struct drm_rbln_submit_batch {
  * Device times of one job submitted with DRM_RBLN_SUBMIT_TIMES, all in
  * CLOCK_MONOTONIC nanoseconds (clock_gettime(CLOCK_MONOTONIC) of user space):
  * submit_ns when SUBMIT took it; start_ns when its engine started it (the
- * scheduler ran it, or it ran inside SUBMIT); end_ns when it ended (the
+ * scheduler ran it, or it ran inside SUBMIT; a job begun there that handed
+ * its rest to the scheduler: when that ran it); end_ns when it ended (the
  * hardware fence's timestamp).  A job that never
  * ran on its engine (cancelled, or failed because an input failed) has no
  * DRM_RBLN_JOB_TIME_RAN and start_ns == end_ns, the moment it was ended.
