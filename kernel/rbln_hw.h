@@ -109,13 +109,14 @@ struct rbln_hw_info {
  * go to the scheduler, whose timeout covers them.  (4 MiB before: in such a
  * VM a scheduled 16 MiB job ran at 0.79x the kernel's copy of its bytes.)
  * A submitter that gets the CPU slowly (its cgroup's cpu.max) would hold the
- * engine that much longer: a backend that can stop between chunks yields it
- * (rbln_hw_job_should_yield()).
+ * engine that much longer: a backend that can stop between chunks may yield
+ * it (rbln_hw_job_should_yield()).
  */
 #define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_16M
 /*
- * How long a job run inside SUBMIT may keep its engine from another file's
- * job that waits for it: past this, rbln_hw_job_should_yield() says so.
+ * How long a job run inside SUBMIT may run once it has its engine before it
+ * gives way to another file's SUBMIT that waits to queue a job there: past
+ * this, rbln_hw_job_should_yield() says so.
  */
 #define RBLN_HW_RUN_NOW_SLICE_MS	5
 /*
@@ -171,9 +172,13 @@ struct rbln_hw_job {
 	const struct rbln_hw_buffer *bufs;	/* src and dst of copy i at 2i and 2i + 1 */
 	u64 bytes;			/* sum of the copies' sizes */
 	/*
-	 * The backend's own note of how far engine_run_now got before it
-	 * yielded (copy @copy, its first @offset bytes done), so that the
-	 * job's push goes on from there; zero when the core hands it over.
+	 * Where engine_run_now stopped when it yielded (-EINPROGRESS): copy
+	 * @copy, its first @offset bytes done (counted in bytes of the copy,
+	 * never in segments or addresses: the job is mapped anew before its
+	 * push, maybe elsewhere), so that engine_push goes on from there.
+	 * Zero when the core first hands the job over, and left zero by an
+	 * engine_run_now that ran nothing; a backend without engine_run_now
+	 * never sees it otherwise.
 	 */
 	struct {
 		u32 copy;
@@ -205,10 +210,14 @@ struct rbln_hw_ops {
 	 * it must end within RBLN_HW_RESET_MAX_MS, as nothing times it out (a
 	 * backend that cannot promise that for a job, e.g. a hung or slowed
 	 * engine, returns -EAGAIN).  It runs on the submitter's CPU time, so
-	 * between chunks it asks rbln_hw_job_should_yield(): on true it stops,
-	 * notes its progress in @job->resume and returns -EAGAIN; the push
-	 * that follows resumes there (never redoes a copy: a job may read what
-	 * it wrote).
+	 * a backend that works in chunks asks rbln_hw_job_should_yield()
+	 * before each, in place of cond_resched() (it must not sleep holding
+	 * the engine: a throttled task may sleep for seconds): on true it
+	 * stops, and once its engine is quiet and the
+	 * bytes it copied have landed, notes where in @job->resume and returns
+	 * -EINPROGRESS (or -EAGAIN if it had copied nothing).  The core then
+	 * schedules the job, and its engine_push resumes it there, never
+	 * redoing a copy (a job may read what it wrote).
 	 */
 	int (*engine_run_now)(struct rbln_device *rdev, struct rbln_hw_job *job);
 	/*
@@ -276,9 +285,11 @@ struct rbln_hw_ops {
 void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 
 /*
- * engine_run_now asks between chunks: true once @job has run inside SUBMIT
- * for RBLN_HW_RUN_NOW_SLICE_MS while another file's job waits for its
- * engine.  A few loads; never sleeps.
+ * engine_run_now asks between chunks of @job (its own, and only there): true
+ * when the submitting task is about to lose its CPU (need_resched()), or
+ * once the job has had its engine RBLN_HW_RUN_NOW_SLICE_MS and another
+ * file's SUBMIT waits to queue a job for that engine.  A few loads; never
+ * sleeps.
  */
 bool rbln_hw_job_should_yield(const struct rbln_hw_job *job);
 

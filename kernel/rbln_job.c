@@ -29,6 +29,10 @@
  * SUBMITs to that engine (which then queue behind it), wait for its copy,
  * which rbln_hw.h bounds.  Once one job is queued, or a SUBMIT waits to queue
  * one, jobs for that engine queue too until it is idle, so files take turns.
+ * A direct job that has had its engine for a slice while such a SUBMIT waits
+ * yields it part way (a submitter given little CPU would hold it long): its
+ * rest is scheduled like any job, and from then on nothing but a fatal
+ * signal or a failed allocation fails its SUBMIT (see rbln_job_schedule()).
  */
 #include <linux/device.h>
 #include <linux/dma-fence.h>
@@ -445,14 +449,25 @@ static bool rbln_engine_has_waiters(struct rbln_engine *engine)
 	return atomic_read(&engine->queued) || atomic_read(&engine->waiting);
 }
 
+/*
+ * A direct job gives its engine up when its task is about to lose the CPU
+ * (need_resched(): preempted, or its cgroup's cpu.max throttles it, which may
+ * be for seconds), so that it never sleeps holding the engine; and once it
+ * has had the engine a slice while another file's SUBMIT waits to queue a
+ * job for it.
+ */
 bool rbln_hw_job_should_yield(const struct rbln_hw_job *hw)
 {
 	const struct rbln_job *job = container_of(hw, struct rbln_job, hw);
+	/* A test's hook decides (1: the slice ran out) and counts the calls. */
+	int slice_over = rbln_test_point(RBLN_TP_DIRECT_SLICE);
 
-	/* A test's hook stands for the slice having run out (and counts the calls). */
-	if (!rbln_test_point(RBLN_TP_DIRECT_SLICE) && time_before(jiffies, job->yield_at))
-		return false;
-	return rbln_engine_has_waiters(job->engine);
+	if (!slice_over) {
+		if (rbln_resched_due())
+			return true;
+		slice_over = !time_before(jiffies, job->yield_at);
+	}
+	return slice_over > 0 && rbln_engine_has_waiters(job->engine);
 }
 
 /*
@@ -488,18 +503,24 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 		mutex_unlock(&engine->submit_lock);
 		return false;
 	}
+	/* Its slice runs from when it has the engine. */
+	job->yield_at = jiffies + msecs_to_jiffies(RBLN_HW_RUN_NOW_SLICE_MS);
 	status = rbln_job_precheck(job) ?: rbln_job_hw_buffers(job);
 	if (!status) {
 		rbln_job_begin(job);
-		job->yield_at = jiffies + msecs_to_jiffies(RBLN_HW_RUN_NOW_SLICE_MS);
 		status = rbln_hw_engine_run_now(rdev, &job->hw);
-		if (status == -EAGAIN) {
+		if (status == -EAGAIN || status == -EINPROGRESS) {
 			/*
-			 * Not now after all, or it yielded its engine part way
-			 * (job->hw.resume): the scheduler runs it, or the rest
-			 * of it, in turn, and run_job maps again.
+			 * Not now after all (nothing ran), or it yielded its
+			 * engine part way (job->hw.resume): the scheduler runs
+			 * it, or its rest, in turn, and run_job maps again.
 			 */
-			rbln_job_account_busy(job);
+			if (status == -EINPROGRESS) {
+				job->ran_part = true;
+				rbln_job_account_busy(job);
+			} else {
+				rbln_busy_end(&rdev->busy);
+			}
 			job->started = false;
 			rbln_job_dma_unmap_all(job);
 			mutex_unlock(&engine->submit_lock);
@@ -726,9 +747,48 @@ static bool rbln_job_writes(const struct rbln_job *job, const struct drm_gem_obj
 }
 
 /*
+ * drm_gem_lock_reservations() that no signal interrupts, for a job that ran
+ * in part inside SUBMIT: failing its SUBMIT then would leave part of its
+ * copies done, and a SUBMIT restarted after a signal would redo them (a job
+ * may read what it wrote).  The holders are SUBMITs on their way to their
+ * engines' submit_lock and short CPU paths.
+ */
+static int rbln_lock_reservations_uninterruptible(struct drm_gem_object **objs, int count,
+						  struct ww_acquire_ctx *ctx)
+{
+	int contended = -1, i, j, ret;
+
+	ww_acquire_init(ctx, &reservation_ww_class);
+retry:
+	if (contended != -1)
+		dma_resv_lock_slow(objs[contended]->resv, ctx);
+	for (i = 0; i < count; i++) {
+		if (i == contended)
+			continue;
+		ret = dma_resv_lock(objs[i]->resv, ctx);
+		if (!ret)
+			continue;
+		/* Back off: all held so far, the one taken slowly too. */
+		for (j = 0; j < i; j++)
+			dma_resv_unlock(objs[j]->resv);
+		if (contended > i)
+			dma_resv_unlock(objs[contended]->resv);
+		if (ret == -EDEADLK) {
+			contended = i;
+			goto retry;
+		}
+		ww_acquire_fini(ctx);
+		return ret;
+	}
+	ww_acquire_done(ctx);
+	return 0;
+}
+
+/*
  * Hands @job to its engine's scheduler, its end fence added to its buffers'
  * reservation objects (written ones as writes, read ones as reads), so freeing,
- * faults and importers see them busy.  client->lock held.
+ * faults and importers see them busy.  client->lock held.  For a job that ran
+ * in part (its rest), only a fatal signal or a failed allocation fails this.
  */
 static int rbln_job_schedule(struct rbln_job *job)
 {
@@ -758,7 +818,8 @@ static int rbln_job_schedule(struct rbln_job *job)
 		ret = -ENOMEM;
 		goto err_cleanup;
 	}
-	ret = drm_gem_lock_reservations(objs, n, &ctx);
+	ret = job->ran_part ? rbln_lock_reservations_uninterruptible(objs, n, &ctx) :
+			      drm_gem_lock_reservations(objs, n, &ctx);
 	if (ret)
 		goto err_free;
 	for (i = 0; i < n && !ret; i++)

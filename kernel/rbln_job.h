@@ -47,6 +47,11 @@ struct rbln_job {
 	u32 nr_trace_waits;
 	bool scheduled;			/* base was initialised */
 	bool started;			/* given to the engine: busy time runs */
+	/*
+	 * Begun inside SUBMIT, it yielded its engine part way: its rest is
+	 * scheduled, and it counts as running (a close lets it finish).
+	 */
+	bool ran_part;
 	bool timed_out;			/* ended by the timeout handler */
 	bool want_times;		/* DRM_RBLN_SUBMIT_TIMES: a record when it ends */
 	unsigned long ended;		/* bit 0: ended, exactly once */

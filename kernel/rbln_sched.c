@@ -44,7 +44,8 @@ int rbln_job_precheck(struct rbln_job *job)
 	struct rbln_engine *engine = job->engine;
 	u32 i;
 
-	if (READ_ONCE(job->client->closing))
+	/* A job that ran in part inside SUBMIT is running: a close lets it finish. */
+	if (READ_ONCE(job->client->closing) && !job->ran_part)
 		return -ECANCELED;
 	if (READ_ONCE(engine->chiplet->rdev->dying) || READ_ONCE(engine->chiplet->down))
 		return -ENODEV;

@@ -100,7 +100,8 @@ void rbln_times_record(struct rbln_job *job)
 		return;
 	if (job->scheduled)
 		end = rbln_fence_time_ns(job->hw_fence, end);
-	if (job->started)
+	/* A job that ran in part inside SUBMIT (start_ns then) ran, if not its rest. */
+	if (job->started || job->ran_part)
 		rec.flags |= DRM_RBLN_JOB_TIME_RAN;
 	else
 		start = end;
@@ -109,7 +110,7 @@ void rbln_times_record(struct rbln_job *job)
 	/* Clocks read at different places: keep the documented order. */
 	rec.start_ns = max(start, rec.submit_ns);
 	rec.end_ns = max(end, rec.start_ns);
-	if (!job->started)
+	if (!(rec.flags & DRM_RBLN_JOB_TIME_RAN))
 		rec.start_ns = rec.end_ns;
 
 	spin_lock(&times->lock);

@@ -65,14 +65,21 @@ static void rbln_sim_slow_chunk(struct rbln_sim_engine *e, const struct rbln_hw_
 
 /*
  * Whether the engine stops before its next chunk: a pushed job taken back by
- * a reset, or a direct one (@e NULL) that yields its engine.  copy_bench's
- * copy (no @job) never stops.
+ * a reset, or a direct one (@e NULL) that yields its engine.  A direct job
+ * never sleeps holding its engine (rbln_hw_job_should_yield() says when its
+ * task would); the engine's work item and copy_bench's copy (no @job) may.
  */
 static bool rbln_sim_stop(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
 {
-	if (e)
+	if (e) {
+		rbln_sim_slow_chunk(e, job);
+		cond_resched();
 		return !rbln_sim_still_running(e, job);
-	return job && rbln_hw_job_should_yield(job);
+	}
+	if (job)
+		return rbln_hw_job_should_yield(job);
+	cond_resched();
+	return false;
 }
 
 u64 rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void *dst,
@@ -81,9 +88,6 @@ u64 rbln_sim_copy(struct rbln_sim_engine *e, const struct rbln_hw_job *job, void
 	u64 done, n;
 
 	for (done = 0; done < size; done += n) {
-		if (e)
-			rbln_sim_slow_chunk(e, job);
-		cond_resched();		/* a direct job of megabytes too: SUBMIT may sleep */
 		if (rbln_sim_stop(e, job))
 			break;
 		n = min_t(u64, size - done, RBLN_SIM_CHUNK);
@@ -137,35 +141,37 @@ static void rbln_sim_dma_skip(struct device *dev, struct rbln_sim_dma_cursor *c,
 
 /*
  * A copy through the buffers' DMA addresses, a segment (at most a chunk) at
- * a time, from its byte @from on; returns the bytes of it done.  Each sg
- * table holds exactly this copy's bytes.
+ * a time, from its byte *@done on, which it moves on as it copies; -EIO if a
+ * table is shorter than the copy.  Each sg table holds exactly this copy's
+ * bytes.
  */
-static u64 rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
+static int rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
 			     const struct rbln_hw_job *job, const struct rbln_hw_buffer *dst,
-			     const struct rbln_hw_buffer *src, u64 from, u64 size)
+			     const struct rbln_hw_buffer *src, u64 size, u64 *done)
 {
 	struct rbln_sim_dma_cursor s = { .sg = src->sgt->sgl, .left = src->sgt->nents };
 	struct rbln_sim_dma_cursor d = { .sg = dst->sgt->sgl, .left = dst->sgt->nents };
 	struct device *dev = &sdev->dev;
-	u64 done, n, copied;
+	u64 n, copied;
 
-	rbln_sim_dma_skip(dev, &s, from);
-	rbln_sim_dma_skip(dev, &d, from);
-	for (done = from; done < size; done += copied) {
+	rbln_sim_dma_skip(dev, &s, *done);
+	rbln_sim_dma_skip(dev, &d, *done);
+	while (*done < size) {
 		u64 src_len, dst_len;
-		void *to_src = rbln_sim_dma_next(dev, &s, &src_len);
-		void *to_dst = rbln_sim_dma_next(dev, &d, &dst_len);
+		void *from = rbln_sim_dma_next(dev, &s, &src_len);
+		void *to = rbln_sim_dma_next(dev, &d, &dst_len);
 
-		if (WARN_ON_ONCE(!to_src || !to_dst))
-			break;
-		n = min3(size - done, src_len, dst_len);
-		copied = rbln_sim_copy(e, job, to_dst, to_src, n);
+		if (WARN_ON_ONCE(!from || !to))
+			return -EIO;
+		n = min3(size - *done, src_len, dst_len);
+		copied = rbln_sim_copy(e, job, to, from, n);
 		s.used += copied;
 		d.used += copied;
+		*done += copied;
 		if (copied < n)
-			return done + copied;
+			break;
 	}
-	return done;
+	return 0;
 }
 
 /*
@@ -173,7 +179,7 @@ static u64 rbln_sim_dma_copy(struct rbln_sim_device *sdev, struct rbln_sim_engin
  * the CPU, a chunk at a time, and stops between chunks once reset (the
  * contract of engine_reset, rbln_hw.h).  @e is NULL on the direct path,
  * which stops between chunks to yield its engine: it notes where in
- * job->resume, and the push that follows goes on from there.
+ * job->resume (-EINPROGRESS), and the push that follows goes on from there.
  */
 static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine *e,
 			    struct rbln_hw_job *job)
@@ -189,19 +195,25 @@ static int rbln_sim_execute(struct rbln_sim_device *sdev, struct rbln_sim_engine
 	for (i = job->resume.copy; i < job->count; i++) {
 		const struct drm_rbln_copy *c = &job->copies[i];
 		const struct rbln_hw_buffer *src = &job->bufs[2 * i], *dst = &job->bufs[2 * i + 1];
-		u64 from = i == job->resume.copy ? job->resume.offset : 0, done;
+		u64 from = i == job->resume.copy ? job->resume.offset : 0, done = from;
 
-		if (src->sgt && dst->sgt)
-			done = rbln_sim_dma_copy(sdev, e, job, dst, src, from, c->size);
-		else
-			done = from + rbln_sim_copy(e, job, dst->cpu + c->dst_offset + from,
-						    src->cpu + c->src_offset + from, c->size - from);
+		if (src->sgt && dst->sgt) {
+			int ret = rbln_sim_dma_copy(sdev, e, job, dst, src, c->size, &done);
+
+			if (ret)
+				return ret;
+		} else {
+			done += rbln_sim_copy(e, job, dst->cpu + c->dst_offset + from,
+					      src->cpu + c->src_offset + from, c->size - from);
+		}
 		if (done < c->size) {
 			if (e)
 				return -ECANCELED;	/* nobody hears it: the job was taken back */
+			if (!i && !done)
+				return -EAGAIN;		/* yielded before its first byte */
 			job->resume.copy = i;
 			job->resume.offset = done;
-			return -EAGAIN;
+			return -EINPROGRESS;
 		}
 	}
 	return 0;
