@@ -403,39 +403,46 @@ int run_as_nobody(bool rbln_group, const std::function<int()> &body)
 	return WEXITSTATUS(status);
 }
 
-MemoryCgroup::MemoryCgroup() : path_("/sys/fs/cgroup/rbln-test-" + std::to_string(::getpid()))
+Cgroup::Cgroup(const std::string &controller)
+	: controller_(controller),
+	  path_("/sys/fs/cgroup/rbln-test-" + std::to_string(::getpid()) + "-" + controller)
 {
-	(void)write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	(void)write_file("/sys/fs/cgroup/cgroup.subtree_control", "+" + controller);
 	std::error_code ec;
 	fs::create_directory(path_, ec);
 }
 
-MemoryCgroup::~MemoryCgroup()
+Cgroup::~Cgroup()
 {
 	::rmdir(path_.c_str());
 }
 
-bool MemoryCgroup::usable() const
+bool Cgroup::usable() const
 {
-	return fs::exists(path_ + "/memory.current");
+	std::istringstream in(read_file(path_ + "/cgroup.controllers").value_or(""));
+	std::string c;
+	while (in >> c)
+		if (c == controller_)
+			return true;
+	return false;
 }
 
-bool MemoryCgroup::join(pid_t pid) const
+bool Cgroup::join(pid_t pid) const
 {
 	return set("cgroup.procs", std::to_string(pid)) == 0;
 }
 
-uint64_t MemoryCgroup::current() const
+uint64_t Cgroup::current() const
 {
 	return std::stoull(read_file(path_ + "/memory.current").value_or("0"));
 }
 
-int MemoryCgroup::set(const std::string &name, const std::string &value) const
+int Cgroup::set(const std::string &name, const std::string &value) const
 {
 	return write_file(path_ + "/" + name, value);
 }
 
-uint64_t MemoryCgroup::event(const std::string &key) const
+uint64_t Cgroup::event(const std::string &key) const
 {
 	std::istringstream in(read_file(path_ + "/memory.events").value_or(""));
 	std::string k;

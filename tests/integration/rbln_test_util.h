@@ -171,23 +171,26 @@ int become_nobody(bool rbln_group);
 // taken, 3 if it threw.  The child never returns into the test runner.
 int run_as_nobody(bool rbln_group, const std::function<int()> &body);
 
-// A cgroup of its own with the memory controller, removed at the end.
-class MemoryCgroup {
+// A cgroup of its own with @controller ("memory", "cpu") enabled, removed at
+// the end (after its processes are gone).
+class Cgroup {
 public:
-	MemoryCgroup();
-	~MemoryCgroup();
-	MemoryCgroup(const MemoryCgroup &) = delete;
-	MemoryCgroup &operator=(const MemoryCgroup &) = delete;
+	explicit Cgroup(const std::string &controller);
+	~Cgroup();
+	Cgroup(const Cgroup &) = delete;
+	Cgroup &operator=(const Cgroup &) = delete;
+	// The kernel has the controller and gave it to this cgroup.
 	bool usable() const;
 	bool join(pid_t pid) const;
+	// Memory controller: memory.current.
 	uint64_t current() const;
-	// Writes @value to its file @name (memory.max, ...); returns errno.
+	// Writes @value to its file @name (memory.max, cpu.max, ...); returns errno.
 	int set(const std::string &name, const std::string &value) const;
-	// The count of @key in memory.events (oom, oom_kill, ...).
+	// Memory controller: the count of @key in memory.events (oom, oom_kill, ...).
 	uint64_t event(const std::string &key) const;
 
 private:
-	std::string path_;
+	std::string controller_, path_;
 };
 
 // RAII file descriptor.

@@ -4,9 +4,15 @@
 // it opens and buffers it exports, before the device's mmap offsets or
 // capacity run out, so
 // another user's BO_CREATE and PRIME import still work; a full memory cgroup
-// fails buffer creation with ENOMEM there and kills nobody; and a full job
-// table is an error libdrm's drmIoctl() returns instead of retrying forever.
+// fails buffer creation with ENOMEM there and kills nobody; a full job
+// table is an error libdrm's drmIoctl() returns instead of retrying forever;
+// and a submitter its cgroup gives little CPU does not hold an engine the
+// longer for it.
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <string>
 
 #include <sched.h>
@@ -236,7 +242,7 @@ TEST(Limits, HostileUserRunsIntoItsFilesCapacityAndCountLimits)
 // everyone else carries on.
 TEST(Limits, FullMemoryCgroupFailsBufferCreationWithEnomem)
 {
-	MemoryCgroup cg;
+	Cgroup cg("memory");
 	if (!cg.usable())
 		GTEST_SKIP() << "no memory controller in this VM";
 	ASSERT_EQ(cg.set("memory.max", std::to_string(8 * kMiB)), 0);
@@ -484,4 +490,85 @@ TEST(Limits, UidsOfANamespaceRootMadeAreUsersOfTheirOwn)
 	EXPECT_EQ(waitpid(pid, &status, 0), pid);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << std::hex << status;
 	close(to_parent[0]);
+}
+
+// A member of group rbln whose cgroup gives it 1 ms of CPU a second
+// (cpu.max) keeps ATOM's Task DMA busy with jobs of the job limit, which an
+// idle engine runs inside SUBMIT, on the submitter's CPU time: throttled, each
+// took it a few seconds, and held the engine from everyone else meanwhile
+// (another user's 4 KiB job waited 34 s once).  Once another job waits, the throttled one yields its engine at
+// its next chunk after its slice (RBLN_HW_RUN_NOW_SLICE_MS), at worst once
+// its throttling period (1 s here) is over, and the scheduler runs the rest
+// of it at full speed.
+TEST(Limits, ThrottledSubmitterYieldsItsEngineToOthers)
+{
+	Cgroup cg("cpu");
+	if (!cg.usable())
+		GTEST_SKIP() << "no cpu controller in this VM";
+	// The hog's jobs that ended inside SUBMIT, and the others (yielded, or
+	// queued behind another's from the start).
+	struct Report {
+		std::atomic<long> direct{0}, scheduled{0};
+	};
+	Report *report = shared_array<Report>(1);
+	ASSERT_NE(report, nullptr);
+	const std::string node = sim_device(0)->node;
+	uint64_t limit = 0;
+	{
+		Fd fd = open_node(node);
+		ASSERT_EQ(get_param(fd.get(), DRM_RBLN_PARAM_JOB_MAX_BYTES, &limit), 0);
+	}
+	const Cgroup &group = cg;
+	Child hog(fork_until_ready([&](const std::function<void()> &ready) {
+		if (!group.join(getpid()) || become_nobody(true))
+			_exit(2);
+		Fd fd = open_node(node);
+		uint32_t src = 0, dst = 0;
+		if (!fd || bo_create(fd.get(), limit, 0, 0, &src) || bo_create(fd.get(), limit, 0, 0, &dst))
+			_exit(3);
+		drm_rbln_copy copy{src, dst, 0, 0, limit};
+		for (bool told = false;; told = true) {
+			drm_rbln_submit s{};
+			s.engine = DRM_RBLN_ENGINE_TASK_DMA;
+			s.copies = reinterpret_cast<uintptr_t>(&copy);
+			s.copy_count = 1;
+			s.copy_size = sizeof(copy);
+			s.flags = DRM_RBLN_SUBMIT_REPORT_END;
+			if (ioctl(fd.get(), DRM_IOCTL_RBLN_SUBMIT, &s))
+				_exit(4);
+			if (s.ended && s.status)
+				_exit(5);
+			if (s.ended) {
+				report->direct++;
+			} else {
+				report->scheduled++;
+				if (wait_job(fd.get(), s.seqno))
+					_exit(6);
+			}
+			if (!told)
+				ready();
+		}
+	}));
+	ASSERT_GT(hog.pid(), 0);
+	ASSERT_EQ(cg.set("cpu.max", "1000 1000000"), 0);
+
+	Fd fd = open_node(node);
+	uint32_t a = 0, b = 0;
+	ASSERT_EQ(bo_create(fd.get(), 4096, 0, 0, &a), 0);
+	ASSERT_EQ(bo_create(fd.get(), 4096, 0, 0, &b), 0);
+	double longest_ms = 0;
+	for (int probe = 0; probe < 6; probe++) {
+		usleep(50'000);		// the hog is inside a copy again
+		const auto start = std::chrono::steady_clock::now();
+		uint64_t seqno = 0;
+		ASSERT_EQ(submit(fd.get(), DRM_RBLN_ENGINE_TASK_DMA, 0, {{a, b, 0, 0, 4096}}, &seqno), 0);
+		ASSERT_EQ(wait_job(fd.get(), seqno), 0);
+		longest_ms = std::max(longest_ms, std::chrono::duration<double, std::milli>(
+							  std::chrono::steady_clock::now() - start).count());
+	}
+	EXPECT_EQ(cg.set("cpu.max", "max"), 0);	// the hog's last copy ends soon
+	EXPECT_LT(longest_ms, 2000.0) << "another user's 4 KiB job waited that long for the engine";
+	std::printf("the longest wait of another user's 4 KiB job: %.0f ms (the hog's jobs: %ld "
+		    "inside SUBMIT, %ld scheduled)\n", longest_ms, report->direct.load(),
+		    report->scheduled.load());
 }

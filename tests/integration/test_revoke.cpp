@@ -228,7 +228,7 @@ TEST(Revoke, ReclaimLeavesExportedBuffersAlone)
 // too), and a reclaim gives all of it back, host buffers included.
 TEST(Revoke, BackingIsChargedToTheCallersCgroupAndReclaimFreesIt)
 {
-	MemoryCgroup cg;
+	Cgroup cg("memory");
 	if (!cg.usable())
 		GTEST_SKIP() << "no memory controller in this VM";
 	struct Report {
@@ -236,7 +236,7 @@ TEST(Revoke, BackingIsChargedToTheCallersCgroupAndReclaimFreesIt)
 	};
 	auto report = shared<Report>();
 	ASSERT_NE(report, nullptr);
-	const MemoryCgroup &group = cg;
+	const Cgroup &group = cg;
 	Child child(fork_until_ready([&](const std::function<void()> &ready) {
 		if (!group.join(::getpid()))
 			_exit(1);
