@@ -140,19 +140,4 @@
 #define rbln_drm_dev_wedged_event(drm)	do { } while (0)
 #endif
 
-/*
- * The task is about to lose its CPU: need_resched(), or on a kernel with lazy
- * preemption (7.x's default) its lazy flag, which the next tick turns into a
- * preemption wherever the task is.
- */
-#include <linux/sched.h>
-static inline bool rbln_resched_due(void)
-{
-#ifdef TIF_NEED_RESCHED_LAZY
-	if (test_thread_flag(TIF_NEED_RESCHED_LAZY))
-		return true;
-#endif
-	return need_resched();
-}
-
 #endif /* RBLN_COMPAT_H */

@@ -206,14 +206,14 @@ struct rbln_hw_ops {
 	 * Optional direct path: run a small @job (RBLN_HW_RUN_NOW_MAX_BYTES at
 	 * most) to its end now and return its status (0 or a negative errno),
 	 * or -EAGAIN to have it pushed instead.  Only called for an engine with
-	 * nothing pushed, from SUBMIT with the file's locks held (it may sleep):
+	 * nothing pushed, from SUBMIT with the file's locks held (process context):
 	 * it must end within RBLN_HW_RESET_MAX_MS, as nothing times it out (a
 	 * backend that cannot promise that for a job, e.g. a hung or slowed
-	 * engine, returns -EAGAIN).  It runs on the submitter's CPU time, so
-	 * a backend that works in chunks asks rbln_hw_job_should_yield()
-	 * before each, in place of cond_resched() (it must not sleep holding
-	 * the engine: a throttled task may sleep for seconds): on true it
-	 * stops, and once its engine is quiet and the
+	 * engine, returns -EAGAIN).  It runs on the submitter's CPU time and
+	 * must not sleep (no cond_resched()): a task that its cgroup's cpu.max
+	 * throttles would sleep for seconds holding the engine.  A backend that
+	 * works in chunks may ask rbln_hw_job_should_yield() before each: on
+	 * true it stops, and once its engine is quiet and the
 	 * bytes it copied have landed, notes where in @job->resume and returns
 	 * -EINPROGRESS (or -EAGAIN if it had copied nothing).  The core then
 	 * schedules the job, and its engine_push resumes it there, never
@@ -286,7 +286,6 @@ void rbln_hw_job_done(struct rbln_hw_job *job, int status);
 
 /*
  * engine_run_now asks between chunks of @job (its own, and only there): true
- * when the submitting task is about to lose its CPU (need_resched()), or
  * once the job has had its engine RBLN_HW_RUN_NOW_SLICE_MS and another
  * file's SUBMIT waits to queue a job for that engine.  A few loads; never
  * sleeps.

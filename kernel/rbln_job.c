@@ -450,24 +450,17 @@ static bool rbln_engine_has_waiters(struct rbln_engine *engine)
 }
 
 /*
- * A direct job gives its engine up when its task is about to lose the CPU
- * (need_resched(): preempted, or its cgroup's cpu.max throttles it, which may
- * be for seconds), so that it never sleeps holding the engine; and once it
- * has had the engine a slice while another file's SUBMIT waits to queue a
- * job for it.
+ * A direct job gives its engine up once it has had it a slice while another
+ * file's SUBMIT waits to queue a job for it.
  */
 bool rbln_hw_job_should_yield(const struct rbln_hw_job *hw)
 {
 	const struct rbln_job *job = container_of(hw, struct rbln_job, hw);
-	/* A test's hook decides (1: the slice ran out) and counts the calls. */
-	int slice_over = rbln_test_point(RBLN_TP_DIRECT_SLICE);
 
-	if (!slice_over) {
-		if (rbln_resched_due())
-			return true;
-		slice_over = !time_before(jiffies, job->yield_at);
-	}
-	return slice_over > 0 && rbln_engine_has_waiters(job->engine);
+	/* A test's hook stands for the slice having run out (and counts the calls). */
+	if (!rbln_test_point(RBLN_TP_DIRECT_SLICE) && time_before(jiffies, job->yield_at))
+		return false;
+	return rbln_engine_has_waiters(job->engine);
 }
 
 /*

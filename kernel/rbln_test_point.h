@@ -35,10 +35,7 @@ enum rbln_test_point_id {
 	RBLN_TP_WAIT_ENDING,
 	/* A scheduled job's end work starts: its fence has signalled, buffers not yet back. */
 	RBLN_TP_JOB_END_WORK,
-	/*
-	 * A job run inside SUBMIT asks whether to yield: non-zero decides (1:
-	 * its slice ran out, yield if another waits; -1: it did not, go on).
-	 */
+	/* A job run inside SUBMIT asks whether to yield; non-zero: its slice ran out. */
 	RBLN_TP_DIRECT_SLICE,
 };
 

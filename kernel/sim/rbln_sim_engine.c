@@ -66,8 +66,11 @@ static void rbln_sim_slow_chunk(struct rbln_sim_engine *e, const struct rbln_hw_
 /*
  * Whether the engine stops before its next chunk: a pushed job taken back by
  * a reset, or a direct one (@e NULL) that yields its engine.  A direct job
- * never sleeps holding its engine (rbln_hw_job_should_yield() says when its
- * task would); the engine's work item and copy_bench's copy (no @job) may.
+ * never sleeps holding its engine (no cond_resched(): a task its cgroup's
+ * cpu.max throttles would sleep there for seconds, and everyone else wait);
+ * on a kernel that preempts only where asked, it is throttled once it has
+ * let the engine go.  The engine's work item and copy_bench's copy (no @job)
+ * may sleep.
  */
 static bool rbln_sim_stop(struct rbln_sim_engine *e, const struct rbln_hw_job *job)
 {

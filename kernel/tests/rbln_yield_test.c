@@ -5,8 +5,8 @@
  * engine (engine->waiting stands for that), it stops between chunks, and the
  * scheduler runs the rest of it from where it stopped.  Copy 0 reads what
  * copy 1 writes, so a job that redid copy 0 after a yield inside copy 1
- * would read copy 1's bytes; every page has bytes of its own, so a rest
- * resumed at the wrong place shows too.  With the CPU's addresses and with
+ * would read copy 1's bytes; every word names its buffer and page, so a
+ * rest resumed at the wrong place shows too.  With the CPU's addresses and with
  * DMA addresses (the simulator's sim_dma mode).
  */
 #include <kunit/test.h>
@@ -42,12 +42,14 @@ struct yield_fixture {
 	u8 *old_b;
 };
 
-static void fill(struct rbln_bo *bo, u8 seed)
+/* Every word says its buffer and page: a rest resumed a chunk off shows. */
+static void fill(struct rbln_bo *bo, u32 seed)
 {
-	u32 page;
+	u32 *w = bo->vaddr;
+	u32 i;
 
-	for (page = 0; page < SIDE / PAGE_SIZE; page++)
-		memset(bo->vaddr + page * PAGE_SIZE, (u8)(seed + 7 * page), PAGE_SIZE);
+	for (i = 0; i < SIDE / sizeof(*w); i++)
+		w[i] = seed << 16 | (u32)(i * sizeof(*w) / PAGE_SIZE);
 }
 
 static void yield_setup(struct kunit *test, struct yield_fixture *f, struct rbln_device *rdev)
@@ -81,8 +83,8 @@ static struct drm_rbln_submit yield_submit(struct kunit *test, struct yield_fixt
 	};
 	int ret;
 
-	fill(f->ba, 0x11);
-	fill(f->bb, 0x80);
+	fill(f->ba, 0xa);
+	fill(f->bb, 0xb);
 	memset(f->bc->vaddr, 0, SIDE);
 	memcpy(f->old_b, f->bb->vaddr, SIDE);
 	ret = rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_SUBMIT, &a);
@@ -142,6 +144,7 @@ static void rbln_yield_cases(struct kunit *test, struct rbln_device *rdev)
 		rbln_yield.waiter_at = at[i];
 		a = yield_submit(test, f);
 		KUNIT_EXPECT_EQ_MSG(test, a.ended, 0U, "waiter at chunk %d", at[i]);
+		KUNIT_EXPECT_EQ(test, atomic_read(&rbln_yield.calls), at[i]);
 		expect_copied(test, f, a.seqno);
 	}
 }
@@ -151,10 +154,17 @@ static void rbln_yield_cpu_copy(struct kunit *test)
 	rbln_yield_cases(test, rbln_test_device(test, "atom 16"));
 }
 
+static void rbln_yield_dma_mode_off(void *unused)
+{
+	WRITE_ONCE(rbln_sim_dma, false);
+}
+
 static void rbln_yield_dma_copy(struct kunit *test)
 {
 	struct rbln_device *rdev;
 
+	/* Off again even if the device cannot be made. */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rbln_yield_dma_mode_off, NULL), 0);
 	WRITE_ONCE(rbln_sim_dma, true);
 	rdev = rbln_test_device(test, "atom 16");
 	WRITE_ONCE(rbln_sim_dma, false);

@@ -188,6 +188,7 @@ public:
 	int set(const std::string &name, const std::string &value) const;
 	// Memory controller: the count of @key in memory.events (oom, oom_kill, ...).
 	uint64_t event(const std::string &key) const;
+	const std::string &path() const { return path_; }
 
 private:
 	std::string controller_, path_;

@@ -95,8 +95,11 @@ fi
 # kernel uses without it.  With ERMS every struct an ioctl copies in cost more
 # than the system call, and every page zeroed 17 us: costs no real CPU with
 # ERMS has, which no figure of make bench should carry (its ratios would then
-# measure QEMU's string emulation, not the driver).
-vm_cpu=max,erms=off
+# measure QEMU's string emulation, not the driver).  And without LA57: with
+# 5-level paging the sanitizer kernel (KASAN) hung in its first interrupts,
+# reporting "wild-memory-access" at direct-map addresses (ff11...), on a fresh
+# CI machine every boot; 4-level paging is what its KASAN shadow was laid for.
+vm_cpu=max,erms=off,la57=off
 # One TCG thread for all vCPUs: with thread=multi a vCPU can run a stale
 # translation of code the kernel is live-patching (text_poke_bp's int3), which
 # crashed a CI boot with "Oops: int3" before the module was even loaded.  The

@@ -366,13 +366,11 @@ struct drm_rbln_sync {
  * jobs do is the driver's choice, not the interface's).  Then .ended is 1 and
  * .status holds its result (as WAIT's), and the job is not kept for WAIT:
  * this report is the one report of a failure (a WAIT for its seqno returns
- * status 0).  Otherwise .ended is 0: wait as usual.  Such a job runs on the
- * caller's CPU time, so when the caller is about to lose its CPU (preempted,
- * or throttled by its cgroup's cpu.max), or once the job has kept its engine
- * a few milliseconds while another file's job waits for it, the driver hands
- * the rest of it to the engine's scheduler, and .ended is 0.  From then on
- * only a fatal signal or a failed allocation (ENOMEM) fails the SUBMIT, which
- * then leaves part of the job's copies done.
+ * status 0).  Otherwise .ended is 0: wait as usual.  Once such a job has
+ * kept its engine a few milliseconds while another file's job waits for it,
+ * the driver hands the rest of it to the engine's scheduler, and .ended is
+ * 0.  From then on only a fatal signal or a failed allocation (ENOMEM) fails
+ * the SUBMIT, which then leaves part of the job's copies done.
  */
 #define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
 /*
