@@ -1,0 +1,29 @@
+// A simulated Rebel100 answered in the test process itself: its ioctls
+// never reach a driver (this file's ioctl() stands in front of libc's for
+// the fds it opened), so the profiler's recorder can be driven and measured
+// on the host, jobs, JOB_TIMES and all.
+#pragma once
+
+#include <cstdint>
+
+#include "rbln/devmgr.hpp"
+
+namespace fake_npu {
+
+struct Options {
+	uint32_t uapi_version = 0;	// 0: the library's own
+	// JOB_TIMES hands out its records in reverse order of their ending:
+	// the recorder must not rely on seqno order.
+	bool reverse_times = false;
+	// SUBMIT_TIMES records withheld until release_times() (jobs in flight).
+	bool hold_times = false;
+};
+
+// A fake NPU opened as rbln::Device (a file of its own, seqnos from 1).
+rbln::Device open(const Options &options = {});
+// Every fake file's withheld records go to its JOB_TIMES ring.
+void release_times();
+// JOB_TIMES calls so far, any file.
+uint64_t job_times_calls();
+
+} // namespace fake_npu

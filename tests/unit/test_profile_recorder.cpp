@@ -1,0 +1,249 @@
+// The in-process recorder on a fake Rebel100 (fake_npu.h): jobs staged by
+// several threads, by a thread that exits, while a Session ends, and the
+// driver's device times matched to them in any order; read back from the
+// files the Sessions write.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "fake_npu.h"
+#include "perfetto_trace.pb.h"
+#include "rbln/profile.hpp"
+
+namespace pb = rbln::trace;
+
+namespace {
+
+// A job as its run's file shows it.
+struct Slice {
+	uint64_t seqno = 0, bytes = 0, queued_ns = 0;
+	bool device_times = true;	// no "times" note: the driver's
+	std::set<std::string> after;	// the labels of the jobs it waited for
+};
+
+std::string dir()
+{
+	static const std::string d = [] {
+		auto p = std::filesystem::temp_directory_path() / fmt::format("rbln-recorder-{}", getpid());
+		std::filesystem::create_directories(p);
+		return p.string();
+	}();
+	return d;
+}
+
+// The slices of a run's file, by name (each name once: a repeat fails).
+std::map<std::string, Slice> read_run(const std::string &path)
+{
+	std::map<std::string, Slice> out;
+	if (path.empty())
+		return out;
+	std::ifstream in(path, std::ios::binary);
+	std::stringstream bytes;
+	bytes << in.rdbuf();
+	pb::Trace t;
+	EXPECT_TRUE(t.ParseFromString(bytes.str())) << path;
+	std::map<uint64_t, std::string> from, to;
+	for (const auto &p : t.packet()) {
+		if (!p.has_track_event() || p.track_event().type() != pb::TrackEvent::TYPE_SLICE_BEGIN)
+			continue;
+		const auto &e = p.track_event();
+		if (e.name().find("Device Workload") != std::string::npos)
+			continue;
+		EXPECT_FALSE(out.contains(e.name())) << e.name() << " recorded twice";
+		Slice &s = out[e.name()];
+		for (const auto &a : e.debug_annotations()) {
+			if (a.name() == "seqno")
+				s.seqno = a.uint_value();
+			else if (a.name() == "bytes")
+				s.bytes = a.uint_value();
+			else if (a.name() == "queued_ns")
+				s.queued_ns = a.uint_value();
+			else if (a.name() == "times")
+				s.device_times = false;
+		}
+		for (uint64_t f : e.flow_ids())
+			from[f] = e.name();
+		for (uint64_t f : e.terminating_flow_ids())
+			to[f] = e.name();
+	}
+	for (const auto &[f, name] : to) {
+		EXPECT_TRUE(from.contains(f)) << name << ": an arrow from no job";
+		out[name].after.insert(from[f]);
+	}
+	return out;
+}
+
+struct Buffers {
+	rbln::Buffer a, b;
+	explicit Buffers(rbln::Device &dev)
+		: a(dev.allocate(4096, rbln::Placement::on_chiplet(1))),
+		  b(dev.allocate(4096, rbln::Placement::on_chiplet(1))) {}
+};
+
+// @n jobs labelled @prefix0.. on @dev, each after the one before; every
+// 100th also after the 6 before it (more than a record holds inline).
+std::vector<std::string> submit_chain(rbln::Device &dev, const std::string &prefix, int n)
+{
+	Buffers buf(dev);
+	std::vector<rbln::Job> jobs;
+	std::vector<std::string> labels;
+	for (int i = 0; i < n; i++) {
+		std::vector<rbln::Job> after;
+		if (i)
+			after.push_back(jobs.back());
+		if (i % 100 == 99)
+			after.assign(jobs.end() - 6, jobs.end());
+		labels.push_back(fmt::format("{}{}", prefix, i));
+		jobs.push_back(dev.submit(rbln::Engine::neural_dma, 1, {{buf.a, buf.b, 0, 0, 64u + unsigned(i)}},
+					  labels.back(), after));
+	}
+	return labels;
+}
+
+// Every label of @labels in @run with the driver's times and its dependencies.
+void expect_chain(const std::map<std::string, Slice> &run, const std::vector<std::string> &labels)
+{
+	for (size_t i = 0; i < labels.size(); i++) {
+		auto it = run.find(labels[i]);
+		ASSERT_NE(it, run.end()) << labels[i] << " missing";
+		const Slice &s = it->second;
+		EXPECT_TRUE(s.device_times) << labels[i];
+		EXPECT_EQ(s.queued_ns, 100u) << labels[i] << ": the fake's start is submit + 100";
+		EXPECT_EQ(s.bytes, 64u + i) << labels[i];
+		std::set<std::string> after;
+		if (i)
+			after.insert(labels[i - 1]);
+		if (i % 100 == 99)
+			after.insert(labels.begin() + ptrdiff_t(i - 6), labels.begin() + ptrdiff_t(i));
+		EXPECT_EQ(s.after, after) << labels[i];
+	}
+}
+
+} // namespace
+
+TEST(ProfilerRecorder, EveryJobOnceWithItsTimesInAnyOrder)
+{
+	rbln::Device dev = fake_npu::open({.reverse_times = true});
+	rbln::profile::Session run(dir());
+	// Past a chunk (512), a drain (1024) and with spilled dependencies.
+	const auto labels = submit_chain(dev, "one_", 2600);
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), labels.size());
+	expect_chain(got, labels);
+}
+
+TEST(ProfilerRecorder, ThreadsStageConcurrently)
+{
+	rbln::Device shared = fake_npu::open();
+	rbln::profile::Session run(dir());
+	const uint64_t calls = fake_npu::job_times_calls();
+	std::vector<std::vector<std::string>> labels(4);
+	std::vector<std::thread> threads;
+	for (int k = 0; k < 4; k++)
+		threads.emplace_back([&, k] {
+			// Two on the device they share, two on files of their own.
+			if (k < 2) {
+				labels[size_t(k)] = submit_chain(shared, fmt::format("t{}_", k), 1500);
+			} else {
+				rbln::Device own = fake_npu::open();
+				labels[size_t(k)] = submit_chain(own, fmt::format("t{}_", k), 1500);
+			}
+		});
+	for (auto &t : threads)
+		t.join();
+	EXPECT_GT(fake_npu::job_times_calls(), calls + 2) << "drained while the threads ran";
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 6000u);
+	for (const auto &l : labels)
+		expect_chain(got, l);
+}
+
+TEST(ProfilerRecorder, AThreadThatExitsLeavesItsJobs)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	std::vector<std::string> labels;
+	// Fewer than a chunk holds: nothing but its exit hands them over.
+	std::thread([&] { labels = submit_chain(dev, "exited_", 7); }).join();
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 7u);
+	expect_chain(got, labels);
+}
+
+TEST(ProfilerRecorder, JobsInFlightGetTheirTimesLater)
+{
+	rbln::Device dev = fake_npu::open({.hold_times = true});
+	rbln::profile::Session run(dir());
+	const auto labels = submit_chain(dev, "held_", 1500);
+	std::string whole = rbln::profile::flush();	// their times not there yet
+	for (const auto &[name, s] : read_run(whole))
+		EXPECT_TRUE(!name.starts_with("held_") || !s.device_times) << name;
+	fake_npu::release_times();
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), labels.size());
+	expect_chain(got, labels);
+}
+
+TEST(ProfilerRecorder, SessionsEndWhileAnotherThreadSubmits)
+{
+	rbln::Device dev = fake_npu::open();
+	std::atomic<bool> stop{false};
+	std::atomic<int> submitted{0};
+	std::thread worker([&] {
+		Buffers buf(dev);
+		for (int i = 0; !stop; i++) {
+			dev.submit(rbln::Engine::task_dma, 1, {{buf.a, buf.b, 0, 0, 4096}},
+				   fmt::format("w_{}", i));
+			submitted++;
+		}
+	});
+	std::map<std::string, int> runs_of;
+	for (int r = 0; r < 8; r++) {
+		rbln::profile::Session run(dir());
+		const int before = submitted;
+		while (submitted < before + 200)
+			std::this_thread::yield();
+		for (const auto &[name, s] : read_run(run.end())) {
+			runs_of[name]++;
+			EXPECT_TRUE(s.device_times) << name;
+		}
+		// Between runs: jobs submitted now are nobody's.
+		const int gap = submitted;
+		while (submitted < gap + 50)
+			std::this_thread::yield();
+	}
+	stop = true;
+	worker.join();
+	EXPECT_GE(runs_of.size(), 8u * 199);
+	EXPECT_LT(runs_of.size(), size_t(submitted.load())) << "jobs between runs are not recorded";
+	for (const auto &[name, n] : runs_of)
+		EXPECT_EQ(n, 1) << name << " in " << n << " runs";
+}
+
+TEST(ProfilerRecorder, AnOldDriverGivesNoDeviceTimes)
+{
+	// A library checks its driver's interface: not this time.
+	setenv("RBLN_SKIP_ABI_CHECK", "1", 1);
+	testing::internal::CaptureStderr();
+	rbln::Device dev = fake_npu::open({.uapi_version = 13});
+	unsetenv("RBLN_SKIP_ABI_CHECK");
+	testing::internal::GetCapturedStderr();
+	rbln::profile::Session run(dir());
+	testing::internal::CaptureStderr();
+	const auto labels = submit_chain(dev, "old_", 30);
+	const std::string err = testing::internal::GetCapturedStderr();
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 30u);
+	for (const auto &l : labels) {
+		ASSERT_TRUE(got.contains(l)) << l;
+		EXPECT_FALSE(got.at(l).device_times) << l;
+	}
+	EXPECT_NE(err.find("device times need 14"), std::string::npos) << err;
+}
