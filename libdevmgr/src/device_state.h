@@ -40,6 +40,10 @@ struct DeviceState {
 	// The most bytes one job may copy (interface 13; no limit before), asked once.
 	uint64_t job_max_bytes() const;
 
+	// When the profiler's counters are next due, at a submit (recorder.cpp):
+	// the submit path compares its placeholder time, no lock taken.
+	mutable std::atomic<uint64_t> profile_sample_ns{0};
+
 private:
 	mutable std::atomic<uint64_t> job_max_bytes_{0};	// 0: not asked yet
 };

@@ -148,6 +148,7 @@ public:
 		for (size_t i = 0; i < copies.size(); i++) {
 			const Copy &c = copies[i];
 			d[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
+			bytes_ += c.size;	// for the profiler: here, not in a loop of its own
 		}
 		if (state->has_syncobjs())
 			out_.emplace(*state);
@@ -161,8 +162,6 @@ public:
 			for (const Job &a : after)
 				if (a.state_->profile_id)
 					profile_after_.push_back(a.state_->profile_id);
-			for (const Copy &c : copies)
-				bytes_ += c.size;
 		}
 	}
 

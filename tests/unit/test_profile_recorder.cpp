@@ -13,11 +13,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../../libdevmgr/src/profile/seqno_table.h"
 #include "fake_npu.h"
 #include "perfetto_trace.pb.h"
 #include "rbln/profile.hpp"
 
 namespace pb = rbln::trace;
+using rbln::profile::detail::SeqnoTable;
 
 namespace {
 
@@ -127,6 +129,40 @@ void expect_chain(const std::map<std::string, Slice> &run, const std::vector<std
 }
 
 } // namespace
+
+TEST(SeqnoTable, MatchesInAnyOrderAndKeepsStragglers)
+{
+	SeqnoTable<int> t;
+	std::vector<int> items(40000);
+	for (int i = 0; i < 3000; i++)
+		t.add(uint64_t(i) + 1, &items[size_t(i)]);
+	EXPECT_EQ(t.waiting(), 3000u);
+	for (int i = 2999; i >= 1; i--)	// all but seqno 1, from the end
+		EXPECT_EQ(t.take(uint64_t(i) + 1), &items[size_t(i)]);
+	EXPECT_EQ(t.take(2), nullptr) << "taken once";
+	EXPECT_EQ(t.take(99999), nullptr);
+	t.trim();
+	EXPECT_EQ(t.waiting(), 1u);
+	// A job recorded after later ones were matched and trimmed away.
+	t.add(2, &items[1]);
+	// Far beyond the oldest waiting one: that one goes aside, still found.
+	for (uint64_t s = 3001; s < 3001 + 2 * SeqnoTable<int>::kSpan; s++)
+		t.add(s, &items[s % items.size()]);
+	t.trim();
+	EXPECT_EQ(t.take(1), &items[0]);
+	EXPECT_EQ(t.take(2), &items[1]);
+	for (uint64_t s = 3001; s < 3001 + 2 * SeqnoTable<int>::kSpan; s++)
+		ASSERT_EQ(t.take(s), &items[s % items.size()]) << s;
+	t.trim();
+	EXPECT_TRUE(t.empty());
+	// A leap (jobs not recorded in between) with one still waiting.
+	t.add(100000, &items[0]);
+	t.add(100000 + 10 * SeqnoTable<int>::kSpan, &items[1]);
+	t.trim();
+	EXPECT_EQ(t.take(100000), &items[0]);
+	EXPECT_EQ(t.take(100000 + 10 * SeqnoTable<int>::kSpan), &items[1]);
+	EXPECT_TRUE(t.empty());
+}
 
 TEST(ProfilerRecorder, EveryJobOnceWithItsTimesInAnyOrder)
 {

@@ -6,10 +6,11 @@
 // own, written to rbln_{date}_{time}_N.pb when it ends; the whole recording
 // goes to rbln_{date}_{time}.pb at exit (or when the library is unloaded).
 //
-// Recording a job is on the submit path, so it is kept to appending one
-// fixed-size record (its label and dependencies to two shared arrays): no
-// allocation of its own, no lookup, no system call.  The records become a
-// Trace only when a file is written.
+// Recording a job is on the submit path, so it is kept to writing one
+// fixed-size record into the submitting thread's own chunk (staging.h): no
+// lock, no allocation, no lookup, no system call.  The recorder takes the
+// records over now and then, under its lock; they become a Trace only when
+// a file is written.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -24,16 +25,19 @@
 #include <unistd.h>
 
 #include "../device_state.h"
-#include "chunked_vector.h"
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
 #include "recorder.h"
+#include "seqno_table.h"
 
 RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_env_bad{false};
 std::atomic<uint64_t> g_next_job_id{1};
+constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr};
+// This process's pid, anew in a forked child (getpid() is a system call).
+static std::atomic<uint32_t> g_pid{uint32_t(getpid())};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
 static std::atomic<bool> g_gone{false};
 
@@ -50,45 +54,29 @@ static uint64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
 
 namespace {
 
-// A driver's ring holds DRM_RBLN_JOB_TIMES_RING records: a device's times
-// are taken once this many of its jobs wait for them, well before it fills.
-constexpr size_t kDrainEvery = 1024;
 // Counters (a few ioctls) are read at most this often, at a submit.
 constexpr uint64_t kSampleEveryNs = 10'000'000;
 
-// One job as its submit recorded it; a TraceJob once a file is written.
-struct JobRecord {
-	uint64_t id;
-	uint64_t seqno;
-	uint64_t bytes;
-	uint64_t submit_ns, start_ns = 0, end_ns = 0;
-	size_t label_at;		// in Recorder::labels
-	size_t after_at;		// in Recorder::afters
-	uint32_t label_size;
-	uint32_t after_count;
-	uint32_t pid;
-	int32_t status = 0;
-	uint32_t device;		// its TraceDevice::index
-	uint8_t engine, chiplet;
-	bool device_times = false;	// the driver's record of it came
-	bool timed_out = false;
-	bool old_driver = false;	// no device times to come (interface < 14)
-};
-
 // A device this process recorded jobs of, while it is open.
 struct DeviceLog {
-	rbln::detail::DeviceState *dev;
-	std::vector<std::pair<uint64_t, size_t>> waiting;	// (seqno, record) without times yet
-	size_t drain_at = kDrainEvery;	// waiting.size() that has the times taken
+	const rbln::detail::DeviceState *dev;
+	SeqnoTable<JobRecord> waiting;	// records without times yet
+	// JOB_TIMES records of jobs not taken over yet at the last drain (their
+	// thread had not published them): matched at the next, or never.
+	std::vector<drm_rbln_job_time> early;
+	size_t drain_at = kDrainEvery;	// waiting.waiting() that has the times taken
 	uint64_t last_sample_ns = 0;
 };
 
+// Its jobs are those kept with ids in [first_id, end_id): submitted while it
+// was open (an id is taken as a submit starts), found in chunks from first_chunk.
 struct Run {
 	unsigned number;
 	std::string dir;
-	size_t first_job;		// its jobs: records [first_job, end_job)
-	size_t end_job = SIZE_MAX;	// SIZE_MAX: still open
-	bool open() const { return end_job == SIZE_MAX; }
+	uint64_t first_id;
+	size_t first_chunk;
+	uint64_t end_id = UINT64_MAX;	// UINT64_MAX: still open
+	bool open() const { return end_id == UINT64_MAX; }
 };
 
 struct Recorder {
@@ -100,9 +88,14 @@ struct Recorder {
 	bool dir_from_env = false;
 	std::string stem;		// rbln_{date}_{time}, fixed at the first use
 	Trace trace;			// devices, counters and workloads; the jobs are below
-	ChunkedVector<JobRecord> jobs;	// appended per job: never moved
-	std::string labels;		// every job's label, one after another
-	std::vector<uint64_t> afters;	// every job's dependencies (their ids)
+	// Every thread's chunks: the records stay where their thread wrote them.
+	std::vector<std::unique_ptr<Chunk>> chunks;
+	std::vector<std::unique_ptr<LabelChunk>> label_chunks;
+	std::vector<Stage *> stages;	// of the threads alive that staged jobs
+	size_t kept_jobs = 0;		// records taken over and kept (a dropped one's id is 0)
+	std::vector<uint64_t> afters;	// the dependencies of jobs with more than kInlineAfters
+	// Staged jobs of a lower id were submitted as the last run ended: none is kept.
+	uint64_t span_first_id = 0;
 	std::vector<DeviceLog> logs;
 	std::vector<drm_rbln_job_time> drain_buf;	// JOB_TIMES' records, any device's
 	size_t last_log = 0;		// the log of the last job's device, most likely the next's
@@ -110,7 +103,6 @@ struct Recorder {
 	unsigned open_runs = 0;
 	bool old_driver_warned = false;
 	std::string command;
-	uint32_t pid = uint32_t(getpid());	// anew in a forked child
 
 	Recorder()
 	{
@@ -154,6 +146,15 @@ struct Recorder {
 		}
 		g_active = false;
 		g_gone = true;
+		// A thread still running may be writing its last record: its chunk stays.
+		for (Stage *s : stages) {
+			for (auto &c : chunks)
+				if (c.get() == s->chunk)
+					(void)c.release();
+			for (auto &c : label_chunks)
+				if (s->label_end == c->bytes + kLabelChunk)
+					(void)c.release();
+		}
 	}
 
 	static void recorder_pid_changed();
@@ -169,14 +170,79 @@ struct Recorder {
 
 	unsigned open_run_locked(const std::string &run_dir)
 	{
+		// What was staged so far belongs to the runs open until now.
+		take_all_locked();
+		if (!open_runs)
+			span_first_id = g_next_job_id.load(std::memory_order_relaxed);
 		const unsigned number = unsigned(runs.size());
-		runs.push_back({number, run_dir, jobs.size()});
+		// Its jobs: staged from now on, in a chunk a thread has now or a later one.
+		size_t first_chunk = chunks.size();
+		for (const Stage *s : stages)
+			if (s->chunk)
+				first_chunk = std::min<size_t>(first_chunk, s->chunk->index);
+		runs.push_back({number, run_dir, g_next_job_id.load(std::memory_order_relaxed), first_chunk});
 		open_runs++;
 		update_active_locked();
 		return number;
 	}
 
-	DeviceLog &log_locked(rbln::detail::DeviceState &dev)
+	// @s's records published since the last time: the recorder's now.
+	void take_locked(Stage &s)
+	{
+		if (!s.chunk)
+			return;
+		Chunk &c = *s.chunk;
+		const uint32_t end = c.published.load(std::memory_order_acquire);
+		DeviceLog *log = nullptr;	// the last record's: a thread's jobs go mostly to one device
+		for (uint32_t i = c.taken; i < end; i++) {
+			JobRecord &j = c.records[i];
+			if (!open_runs || j.id < span_first_id) {
+				j.id = 0;	// dropped: submitted as the last session ended
+				continue;
+			}
+			if (!log || log->dev != j.dev)
+				log = &log_locked(*j.dev);	// may add to logs, moving them
+			take_record_locked(*log, j);
+			kept_jobs++;
+		}
+		c.taken = end;
+	}
+
+	void take_all_locked()
+	{
+		for (Stage *s : stages)
+			take_locked(*s);
+	}
+
+	void take_record_locked(DeviceLog &log, JobRecord &j)
+	{
+		if (!j.old_driver) [[likely]] {
+			log.waiting.add(j.seqno, &j);
+			return;
+		}
+		if (!old_driver_warned) {
+			old_driver_warned = true;
+			const rbln::detail::DeviceState &dev = *j.dev;
+			rbln::detail::warn(fmt::format("RBLN_PROFILER: rbln.ko {} implements interface {}; "
+						       "device times need 14: jobs are recorded at their "
+						       "submit, without them", dev.info.driver_version,
+						       dev.uapi_version));
+		}
+	}
+
+	// Room in @s for a record with @label: a fresh chunk (its first, or the
+	// last one is full), registered on its first: its thread's end takes what
+	// it staged; a fresh label chunk too when @label does not fit.
+	void make_room_locked(Stage &s, std::string_view label);
+
+	bool drain_due_locked() const
+	{
+		return std::ranges::any_of(logs, [](const DeviceLog &l) {
+			return l.waiting.waiting() >= l.drain_at;
+		});
+	}
+
+	DeviceLog &log_locked(const rbln::detail::DeviceState &dev)
 	{
 		if (last_log < logs.size() && logs[last_log].dev == &dev)
 			return logs[last_log];
@@ -186,7 +252,9 @@ struct Recorder {
 				trace.devices.push_back({dev.info.index,
 							 fmt::format("rbln{} {}", dev.info.index, dev.info.name),
 							 std::max(1u, dev.info.chiplet_count)});
-			it = logs.insert(logs.end(), DeviceLog{&dev, {}});
+			DeviceLog log;
+			log.dev = &dev;
+			it = logs.insert(logs.end(), std::move(log));
 		}
 		last_log = size_t(it - logs.begin());
 		return *it;
@@ -201,8 +269,13 @@ struct Recorder {
 		if (clock_ns < log.last_sample_ns + kSampleEveryNs)
 			return;
 		log.last_sample_ns = clock_ns;
+		// The submit path takes the lock when the next is due; for an old
+		// driver's jobs always (nothing to drain: each is taken at once).
+		if (log.dev->uapi_version >= 14)
+			log.dev->profile_sample_ns.store(clock_ns + kSampleEveryNs,
+							 std::memory_order_relaxed);
 		const uint64_t now = monotonic_ns();
-		rbln::detail::DeviceState &dev = *log.dev;
+		const rbln::detail::DeviceState &dev = *log.dev;
 		for (unsigned c = 0; c < dev.info.chiplet_count; c++) {
 			drm_rbln_get_param p{};
 			p.param = DRM_RBLN_PARAM_MEMORY_USED;
@@ -219,19 +292,17 @@ struct Recorder {
 	// The driver's records of @log's ended jobs, each given to its job.
 	void drain_locked(DeviceLog &log)
 	{
-		rbln::detail::DeviceState &dev = *log.dev;
-		// By seqno, to find a record's job; a job submitted by another thread
-		// may have been recorded before one with a lower seqno.
-		if (!std::ranges::is_sorted(log.waiting))
-			std::ranges::sort(log.waiting);
+		const rbln::detail::DeviceState &dev = *log.dev;
+		// Those that came before their job's record, first: it is here now.
+		for (const drm_rbln_job_time &r : std::exchange(log.early, {}))
+			if (JobRecord *j = log.waiting.take(r.seqno))
+				set_device_times(*j, r);
 		// Room for a drain's worth and the jobs in flight: one JOB_TIMES a
 		// drain, into a buffer kept from the last one (not made and zeroed anew).
 		if (!log.waiting.empty() && drain_buf.empty())
 			drain_buf.resize(kDrainEvery + DRM_RBLN_MAX_INFLIGHT);
 		std::span<drm_rbln_job_time> recs(drain_buf.data(),
 						  log.waiting.empty() ? 0 : drain_buf.size());
-		bool matched = false;
-		size_t next = 0;	// records come about in submit order: the next one's job, likely
 		while (!recs.empty()) {
 			drm_rbln_job_times args{};
 			args.entries = reinterpret_cast<uintptr_t>(recs.data());
@@ -248,55 +319,60 @@ struct Recorder {
 							       dev.name(), args.lost, DRM_RBLN_JOB_TIMES_RING));
 			for (uint32_t i = 0; i < args.count; i++) {
 				const drm_rbln_job_time &r = recs[i];
-				auto it = log.waiting.begin() + ptrdiff_t(next);
-				if (next >= log.waiting.size() || it->first != r.seqno)
-					it = std::ranges::lower_bound(log.waiting, uint64_t(r.seqno), {},
-								      &std::pair<uint64_t, size_t>::first);
-				if (it == log.waiting.end() || it->first != r.seqno || it->second == SIZE_MAX)
-					continue;	// not recorded (no run was open any more)
-				next = size_t(it - log.waiting.begin()) + 1;
-				JobRecord &j = jobs[it->second];
-				j.submit_ns = r.submit_ns;
-				j.start_ns = r.start_ns;
-				j.end_ns = r.end_ns;
-				j.status = r.status;
-				j.timed_out = r.flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
-				j.device_times = true;
-				it->second = SIZE_MAX;
-				matched = true;
+				// None: its thread is about to publish it, or it was
+				// not recorded (no run was open any more).
+				if (JobRecord *j = log.waiting.take(r.seqno))
+					set_device_times(*j, r);
+				else
+					log.early.push_back(r);
 			}
 			if (!args.pending || !args.count)
 				break;
 		}
-		if (matched)
-			std::erase_if(log.waiting, [](const auto &w) { return w.second == SIZE_MAX; });
+		log.waiting.trim();
 		// Jobs still running (at most the driver's DRM_RBLN_MAX_INFLIGHT) wait for the next time.
-		log.drain_at = log.waiting.size() + kDrainEvery;
+		log.drain_at = log.waiting.waiting() + kDrainEvery;
 		sample_locked(log, coarse_monotonic_ns());
 	}
 
+	static void set_device_times(JobRecord &j, const drm_rbln_job_time &r)
+	{
+		j.submit_ns = r.submit_ns;
+		j.start_ns = r.start_ns;
+		j.end_ns = r.end_ns;
+		j.status = r.status;
+		j.timed_out = r.flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
+		j.device_times = true;
+	}
+
+	// Every job staged so far with its device times, those that have them.
 	void drain_all_locked()
 	{
+		take_all_locked();
 		for (DeviceLog &log : logs)
 			drain_locked(log);
 	}
 
 	// A record as the trace's job.
-	TraceJob trace_job(const JobRecord &r) const
+	TraceJob trace_job(const JobRecord &r, uint32_t pid) const
 	{
 		TraceJob j;
 		j.id = r.id;
 		j.device = r.device;
 		j.chiplet = r.chiplet;
 		j.engine = r.engine;
-		j.label.assign(labels, r.label_at, r.label_size);
+		if (r.label_size)
+			j.label.assign(r.label, r.label_size);
+		j.pid = pid;
 		j.bytes = r.bytes;
-		j.pid = r.pid;
 		j.command = command;
 		j.seqno = r.seqno;
 		j.submit_ns = r.submit_ns;
-		j.after.assign(afters.begin() + ptrdiff_t(r.after_at),
-			       afters.begin() + ptrdiff_t(r.after_at + r.after_count));
+		if (r.after_count <= kInlineAfters)
+			j.after.assign(r.after, r.after + r.after_count);
+		else
+			j.after.assign(afters.begin() + ptrdiff_t(r.after[0]),
+				       afters.begin() + ptrdiff_t(r.after[0] + r.after_count));
 		if (r.device_times) {
 			j.start_ns = r.start_ns;
 			j.end_ns = r.end_ns;
@@ -320,16 +396,22 @@ struct Recorder {
 		t.monotonic_ns = trace.monotonic_ns;
 		t.devices = trace.devices;
 		t.workloads = trace.workloads;
-		const size_t first = run ? runs[*run].first_job : 0;
-		const size_t end = run ? std::min(runs[*run].end_job, jobs.size()) : jobs.size();
+		const uint64_t first_id = run ? runs[*run].first_id : 1;
+		const uint64_t end_id = run ? runs[*run].end_id : UINT64_MAX;
 		std::set<uint64_t> ids;
 		uint64_t lo = ~0ull, hi = 0;
-		for (size_t i = first; i < end; i++) {
-			TraceJob j = trace_job(jobs[i]);
-			ids.insert(j.id);
-			lo = std::min(lo, j.submit_ns);
-			hi = std::max(hi, j.end_ns);
-			t.jobs.push_back(std::move(j));
+		for (size_t c = run ? runs[*run].first_chunk : 0; c < chunks.size(); c++) {
+			const Chunk &chunk = *chunks[c];
+			for (uint32_t i = 0; i < chunk.taken; i++) {
+				const JobRecord &r = chunk.records[i];
+				if (r.id < first_id || r.id >= end_id)
+					continue;	// another run's, or dropped (id 0)
+				TraceJob j = trace_job(r, chunk.pid);
+				ids.insert(j.id);
+				lo = std::min(lo, j.submit_ns);
+				hi = std::max(hi, j.end_ns);
+				t.jobs.push_back(std::move(j));
+			}
 		}
 		// An arrow only between jobs of this file.
 		for (TraceJob &j : t.jobs)
@@ -352,7 +434,7 @@ struct Recorder {
 	std::string write_run_locked(Run &r)
 	{
 		drain_all_locked();
-		r.end_job = jobs.size();
+		r.end_id = g_next_job_id.load(std::memory_order_relaxed);
 		open_runs--;
 		update_active_locked();
 		return write_locked(fmt::format("{}/{}_{}.pb", r.dir, stem, r.number), r.number);
@@ -369,10 +451,10 @@ struct Recorder {
 			return {};
 		std::string path = fmt::format("{}/{}.pb", dir, stem);
 		// Nothing new since flush() wrote it: exit leaves that file alone.
-		if (whole_written_jobs && whole_written_jobs == jobs.size() && all_ended_locked())
+		if (whole_written_jobs && whole_written_jobs == kept_jobs && all_ended_locked())
 			return path;
 		path = write_locked(path, std::nullopt);
-		whole_written_jobs = all_ended_locked() ? jobs.size() : 0;
+		whole_written_jobs = all_ended_locked() ? kept_jobs : 0;
 		return path;
 	}
 	size_t whole_written_jobs = 0;	// jobs in the whole file last written, all ended
@@ -394,7 +476,47 @@ Recorder &recorder()
 // getpid() is a system call: asked once, and again in a forked child.
 void Recorder::recorder_pid_changed()
 {
-	recorder().pid = uint32_t(getpid());
+	g_pid.store(uint32_t(getpid()), std::memory_order_relaxed);
+	// The child's next job starts a chunk of its own, with its pid.
+	t_stage.used = kChunkJobs;
+}
+
+// Takes over what its thread staged when the thread ends (t_stage itself is
+// trivial, so that the submit path reaches it without a guard).
+struct ThreadStage {
+	bool registered = false;
+	~ThreadStage()
+	{
+		if (!registered || g_gone)
+			return;
+		Recorder &r = recorder();
+		std::lock_guard lock(r.mu);
+		r.take_locked(t_stage);
+		std::erase(r.stages, &t_stage);
+		t_stage = {nullptr, kChunkJobs, nullptr, nullptr};
+	}
+};
+thread_local ThreadStage t_stage_owner;
+
+void Recorder::make_room_locked(Stage &s, std::string_view label)
+{
+	if (label.size() > size_t(s.label_end - s.label_next)) {
+		label_chunks.push_back(std::make_unique_for_overwrite<LabelChunk>());
+		s.label_next = label_chunks.back()->bytes;
+		s.label_end = s.label_next + kLabelChunk;
+	}
+	if (s.used < kChunkJobs)
+		return;
+	take_locked(s);
+	if (!s.chunk) {
+		stages.push_back(&s);
+		t_stage_owner.registered = true;
+	}
+	chunks.push_back(std::make_unique_for_overwrite<Chunk>());
+	s.chunk = chunks.back().get();
+	s.chunk->index = uint32_t(chunks.size() - 1);
+	s.chunk->pid = g_pid.load(std::memory_order_relaxed);
+	s.used = 0;
 }
 
 [[maybe_unused]] const bool g_loaded = (recorder(), true);
@@ -409,58 +531,44 @@ void fail_bad_environment()
 					       "FALSE, NO or nothing not to", r.env_value));
 }
 
-void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
-		   unsigned chiplet, std::string_view label, uint64_t bytes,
-		   std::span<const uint64_t> after, uint64_t submit_ns)
+void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
+		unsigned chiplet, std::string_view label, uint64_t bytes,
+		std::span<const uint64_t> after, uint64_t submit_ns)
 {
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
 	if (!r.open_runs)
 		return;		// the last session ended meanwhile
-	DeviceLog &log = r.log_locked(dev);
-	JobRecord &j = r.jobs.emplace_back();
-	j.id = id;
-	j.seqno = seqno;
-	j.bytes = bytes;
-	j.submit_ns = submit_ns;
-	// A job without a label or dependencies: no call that appends nothing.
-	j.label_at = r.labels.size();
-	j.label_size = uint32_t(label.size());
-	if (!label.empty())
-		r.labels.append(label);
-	j.after_at = r.afters.size();
-	j.after_count = uint32_t(after.size());
-	if (!after.empty())
+	Stage &s = t_stage;
+	if (!has_room(s, label))
+		r.make_room_locked(s, label);
+	JobRecord &j = write_record(s, dev, dev.info.index, id, seqno, engine, chiplet, label, bytes,
+				    after, submit_ns, dev.uapi_version < 14);
+	if (after.size() > kInlineAfters) {
+		j.after[0] = r.afters.size();
 		r.afters.insert(r.afters.end(), after.begin(), after.end());
-	j.pid = r.pid;
-	j.device = dev.info.index;
-	j.engine = uint8_t(engine);
-	j.chiplet = uint8_t(chiplet);
-	if (dev.uapi_version >= 14) {
-		log.waiting.emplace_back(seqno, r.jobs.size() - 1);
-		if (log.waiting.size() >= log.drain_at) {
-			r.drain_locked(log);	// samples the counters too
-			return;
-		}
-	} else {
-		j.old_driver = true;
-		if (!r.old_driver_warned) {
-			r.old_driver_warned = true;
-			rbln::detail::warn(fmt::format("RBLN_PROFILER: rbln.ko {} implements interface {}; "
-						       "device times need 14: jobs are recorded at their "
-						       "submit, without them", dev.info.driver_version,
-						       dev.uapi_version));
-		}
 	}
-	r.sample_locked(log, submit_ns);
+	s.chunk->published.store(++s.used, std::memory_order_release);
+	// Here anyway: this thread's jobs become the recorder's, and every
+	// thread's when a drain is due (by job id: all threads' jobs count).
+	r.take_locked(s);
+	if (!(id & (kDrainEvery - 1)) || r.drain_due_locked()) {
+		r.take_all_locked();
+		for (DeviceLog &log : r.logs)
+			if (log.waiting.waiting() >= log.drain_at)
+				r.drain_locked(log);	// samples the counters too
+	}
+	r.sample_locked(r.log_locked(dev), submit_ns);
 }
 
-void device_closing(rbln::detail::DeviceState &dev)
+void device_closing(const rbln::detail::DeviceState &dev)
 {
 	if (g_gone)
 		return;
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
+	// Its jobs staged by any thread first.
+	r.take_all_locked();
 	auto it = std::ranges::find(r.logs, &dev, &DeviceLog::dev);
 	if (it == r.logs.end())
 		return;

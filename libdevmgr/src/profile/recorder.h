@@ -10,9 +10,8 @@
 #include <span>
 #include <string_view>
 
-RBLN_CXX_ABI_BEGIN namespace detail {
-struct DeviceState;
-} RBLN_CXX_ABI_END
+#include "../device_state.h"
+#include "staging.h"
 
 RBLN_CXX_ABI_BEGIN namespace profile::detail {
 
@@ -34,16 +33,41 @@ inline void check_environment()
 extern std::atomic<uint64_t> g_next_job_id;
 // A job id for a job about to be submitted (never 0).
 inline uint64_t next_job_id() { return g_next_job_id.fetch_add(1, std::memory_order_relaxed); }
+
+// A driver's ring holds DRM_RBLN_JOB_TIMES_RING records: a device's times
+// are taken once this many of its jobs wait for them, well before it fills.
+// Every thread's staged jobs are taken over at least this often (by job id).
+constexpr uint64_t kDrainEvery = 1024;
+static_assert((kDrainEvery & (kDrainEvery - 1)) == 0, "a mask, not a division, per job");
+
+// job_submitted()'s way through the recorder's lock: the thread's first job
+// or a full chunk, a drain or counters due, an old driver, many dependencies.
+void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
+		unsigned chiplet, std::string_view label, uint64_t bytes,
+		std::span<const uint64_t> after, uint64_t submit_ns);
+
 // SUBMIT took job @id: its description, for the trace.  Its times come from
-// the driver later: after about every 1024 jobs of its device, when its
-// device closes, and when a file is written.  @submit_ns, its placeholder
-// until then, also tells whether counters are due (no clock read here).
-// Allocates nothing of its own (the recorder's arrays grow now and then).
-void job_submitted(rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
-		   unsigned chiplet, std::string_view label, uint64_t bytes,
-		   std::span<const uint64_t> after, uint64_t submit_ns);
+// the driver later: after about every 1024 jobs, when its device closes, and
+// when a file is written.  @submit_ns, its placeholder until then, also
+// tells whether counters are due (no clock read here).  Nearly always a
+// record written into the thread's own chunk (staging.h): no lock, no call.
+// Always inline: a call passing nine arguments costs as much as the record.
+[[gnu::always_inline]] inline void job_submitted(const rbln::detail::DeviceState &dev, uint64_t id,
+						 uint64_t seqno, unsigned engine, unsigned chiplet,
+						 std::string_view label, uint64_t bytes,
+						 std::span<const uint64_t> after, uint64_t submit_ns)
+{
+	Stage &s = t_stage;
+	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
+	if (!has_room(s, label) || !(id & (kDrainEvery - 1)) || after.size() > kInlineAfters ||
+	    submit_ns >= dev.profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
+		return record_job(dev, id, seqno, engine, chiplet, label, bytes, after, submit_ns);
+	write_record(s, dev, dev.info.index, id, seqno, engine, chiplet, label, bytes, after,
+		     submit_ns, false);
+	s.chunk->published.store(++s.used, std::memory_order_release);
+}
 // @dev closes: what the driver still holds for it is taken first.
-void device_closing(rbln::detail::DeviceState &dev);
+void device_closing(const rbln::detail::DeviceState &dev);
 
 uint64_t monotonic_ns();
 // CLOCK_MONOTONIC as of the last tick (no clock read: a few ns), for what

@@ -1,0 +1,98 @@
+// Each thread's staging of the jobs it submits while profiling: a chunk of
+// fixed-size records (and one of label bytes) it appends to with no lock and
+// no call, and that the
+// recorder takes over (under its lock) when the chunk is full, when a drain
+// or a Session's end needs every job, at flush(), when a device closes, and
+// when the thread or the process ends.  A chunk belongs to the recorder from
+// the start (records stay where they were written: nothing is copied), so a
+// thread that exits leaves nothing dangling.
+//
+// One writer per chunk, its thread; readers hold the recorder's lock and
+// read only records before `published` (its release store makes each record
+// whole before it counts).  A record taken over is the recorder's alone: its
+// device times are written there while the thread goes on with later ones.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include "job_record.h"
+#include "rbln/abi_namespace.hpp"
+
+RBLN_CXX_ABI_BEGIN namespace profile::detail {
+
+// 512 records (48 KiB): a lock per 512 jobs of a thread, and a thread that
+// submits a few jobs holds little.
+constexpr uint32_t kChunkJobs = 512;
+// Label bytes, as many as they take (none for a job without one).
+constexpr size_t kLabelChunk = 16384;
+
+struct Chunk {
+	std::atomic<uint32_t> published{0};	// records[0, published) are written
+	uint32_t taken = 0;		// records[0, taken) are the recorder's (its lock)
+	uint32_t index = 0;		// in the recorder's list of chunks
+	uint32_t pid = 0;		// its records' (a forked child starts a chunk of its own)
+	JobRecord records[kChunkJobs];
+};
+
+struct LabelChunk {
+	char bytes[kLabelChunk];
+};
+
+// A thread's place in its chunk.  Trivial, so that reaching it is one
+// TLS-relative access (the ThreadStage that ends it at thread exit lives
+// apart: see staging.cpp).
+struct Stage {
+	Chunk *chunk;		// nullptr until the thread's first profiled job; changed under the lock
+	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
+	char *label_next, *label_end;	// room in its label chunk (writer only)
+};
+
+// Initial-exec: no __tls_get_addr call per job (the 32 bytes come from the
+// static TLS that glibc keeps spare for libraries loaded later).
+extern constinit thread_local Stage t_stage [[gnu::tls_model("initial-exec")]];
+
+// Whether @s has room for a record with @label.
+inline bool has_room(const Stage &s, std::string_view label)
+{
+	return s.used < kChunkJobs && label.size() <= size_t(s.label_end - s.label_next);
+}
+
+// Writes job @id's record into @s (not yet published); it has room, and
+// @after fits inline.
+[[gnu::always_inline]] inline JobRecord &write_record(Stage &s, const rbln::detail::DeviceState &dev,
+						 unsigned device,
+						 uint64_t id, uint64_t seqno, unsigned engine,
+						 unsigned chiplet, std::string_view label, uint64_t bytes,
+						 std::span<const uint64_t> after, uint64_t submit_ns,
+						 bool old_driver)
+{
+	JobRecord &r = s.chunk->records[s.used];
+	r.id = id;
+	r.seqno = seqno;
+	r.bytes = bytes;
+	r.submit_ns = submit_ns;
+	r.dev = &dev;
+	r.label = s.label_next;
+	r.device = device;
+	r.after_count = uint8_t(after.size());
+	r.engine = uint8_t(engine);
+	r.chiplet = uint8_t(chiplet);
+	r.label_size = uint8_t(label.size());
+	// start_ns, end_ns, status and timed_out only come with device_times.
+	r.device_times = false;
+	r.old_driver = old_driver;
+	for (size_t i = 0; i < after.size() && i < kInlineAfters; i++)
+		r.after[i] = after[i];
+	// No call for a job without a label (the bench's chain has none).
+	if (!label.empty()) {
+		std::memcpy(s.label_next, label.data(), label.size());
+		s.label_next += label.size();
+	}
+	return r;
+}
+
+} RBLN_CXX_ABI_END // namespace rbln::profile::detail
