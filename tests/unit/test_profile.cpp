@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../../libdevmgr/src/profile/chunked_vector.h"
 #include "perfetto_trace.pb.h"
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
@@ -388,43 +387,4 @@ TEST(Profile, WhatTheRingsLostIsInTheTraceAndItsSummary)
 	s = rbln::smi::summarize_trace(path.string());
 	EXPECT_EQ(s.find("the kernel's ring"), std::string::npos) << "no rings, nothing said: " << s;
 	std::filesystem::remove(path);
-}
-
-// The recorder's job records: appended for the life of the process, never
-// moved (a growing std::vector copies them all), each new one zeroed.
-TEST(ProfileRecords, EveryRecordStaysWhereItWasAcrossChunks)
-{
-	rbln::profile::detail::ChunkedVector<uint64_t, 4> records;
-	std::vector<const uint64_t *> where;
-	EXPECT_TRUE(records.empty());
-	for (uint64_t i = 0; i < 10; i++) {
-		uint64_t &r = records.emplace_back();
-		EXPECT_EQ(r, 0u) << "record " << i;
-		r = 7 * i + 1;
-		where.push_back(&r);
-	}
-	ASSERT_EQ(records.size(), 10u);
-	for (size_t i = 0; i < where.size(); i++) {
-		EXPECT_EQ(&records[i], where[i]) << "record " << i << " moved";
-		EXPECT_EQ(records[i], 7 * i + 1);
-	}
-}
-
-// Chunks come uninitialised: an element is made when appended (its default
-// member initialisers hold), and only what was made is destroyed.
-TEST(ProfileRecords, OnlyAppendedRecordsAreMadeAndDestroyed)
-{
-	static int alive = 0;
-	struct Counted {
-		uint64_t value = 42;
-		Counted() { alive++; }
-		~Counted() { alive--; }
-	};
-	{
-		rbln::profile::detail::ChunkedVector<Counted, 4> records;
-		for (int i = 0; i < 6; i++)
-			EXPECT_EQ(records.emplace_back().value, 42u) << "record " << i;
-		EXPECT_EQ(alive, 6) << "made: the six appended, not the two chunks' eight";
-	}
-	EXPECT_EQ(alive, 0);
 }
