@@ -193,18 +193,25 @@ struct Recorder {
 			return;
 		Chunk &c = *s.chunk;
 		const uint32_t end = c.published.load(std::memory_order_acquire);
+		// Locals, not members the stores below might alias: loaded once.
+		const uint64_t first_id = open_runs ? span_first_id : UINT64_MAX;
 		DeviceLog *log = nullptr;	// the last record's: a thread's jobs go mostly to one device
+		const rbln::detail::DeviceState *log_dev = nullptr;
+		size_t kept = 0;
 		for (uint32_t i = c.taken; i < end; i++) {
 			JobRecord &j = c.records[i];
-			if (!open_runs || j.id < span_first_id) {
+			if (j.id < first_id) [[unlikely]] {
 				j.id = 0;	// dropped: submitted as the last session ended
 				continue;
 			}
-			if (!log || log->dev != j.dev)
+			if (j.dev != log_dev) {
 				log = &log_locked(*j.dev);	// may add to logs, moving them
+				log_dev = j.dev;
+			}
 			take_record_locked(*log, j);
-			kept_jobs++;
+			kept++;
 		}
+		kept_jobs += kept;
 		c.taken = end;
 	}
 
