@@ -1,9 +1,8 @@
 // Each thread's staging of the jobs it submits while profiling: a chunk of
 // fixed-size records (and one of label bytes) it appends to with no lock and
-// no call, and that the
-// recorder takes over (under its lock) when the chunk is full, when a drain
-// or a Session's end needs every job, at flush(), when a device closes, and
-// when the thread or the process ends.  A chunk belongs to the recorder from
+// no call, and that the recorder takes over (under its lock) when the chunk
+// is full, when a drain or a Session's end needs every job, at flush(), when
+// a device closes, and when the thread or the process ends.  A chunk belongs to the recorder from
 // the start (records stay where they were written: nothing is copied), so a
 // thread that exits leaves nothing dangling.
 //
@@ -43,8 +42,8 @@ struct LabelChunk {
 };
 
 // A thread's place in its chunk.  Trivial, so that reaching it is one
-// TLS-relative access (the ThreadStage that ends it at thread exit lives
-// apart: see staging.cpp).
+// TLS-relative access with no guard (the ThreadStage that hands it over at
+// thread exit lives apart, in recorder.cpp).
 struct Stage {
 	Chunk *chunk;		// nullptr until the thread's first profiled job; changed under the lock
 	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
