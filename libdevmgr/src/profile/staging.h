@@ -1,10 +1,10 @@
 // Each thread's staging of the jobs it submits while profiling: a chunk of
-// fixed-size records (and one of label bytes) it appends to with no lock and
-// no call, and that the recorder takes over (under its lock) when the chunk
-// is full, when a drain or a Session's end needs every job, at flush(), when
-// a device closes, and when the thread or the process ends.  A chunk belongs to the recorder from
-// the start (records stay where they were written: nothing is copied), so a
-// thread that exits leaves nothing dangling.
+// fixed-size records (and one of label bytes) it appends to with no lock,
+// and that the recorder takes over (under its lock) when the chunk is full,
+// when a drain or a Session's end needs every job, at flush(), when a device
+// closes, and when the thread or the process ends.  A chunk belongs to the
+// recorder from the start (records stay where they were written: nothing is
+// copied), so a thread that exits leaves nothing dangling.
 //
 // One writer per chunk, its thread; readers hold the recorder's lock and
 // read only records before `published` (its release store makes each record
@@ -41,18 +41,20 @@ struct LabelChunk {
 	char bytes[kLabelChunk];
 };
 
-// A thread's place in its chunk.  Trivial, so that reaching it is one
-// TLS-relative access with no guard (the ThreadStage that hands it over at
-// thread exit lives apart, in recorder.cpp).
+// A thread's place in its chunk.  Trivial, so that reaching it needs no
+// guard or init call (the ThreadStage that hands it over at thread exit
+// lives apart, in recorder.cpp).
 struct Stage {
 	Chunk *chunk;		// nullptr until the thread's first profiled job; changed under the lock
 	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
 	char *label_next, *label_end;	// room in its label chunk (writer only)
 };
 
-// Initial-exec: no __tls_get_addr call per job (the 32 bytes come from the
-// static TLS that glibc keeps spare for libraries loaded later).
-extern constinit thread_local Stage t_stage [[gnu::tls_model("initial-exec")]];
+// The default (global-dynamic) TLS model, not initial-exec: in the shared
+// library that is one __tls_get_addr call per job, but initial-exec would
+// flag librbln_devmgr.so STATIC_TLS, and a runtime that dlopen()s it (Python's
+// ctypes, say) could fail to load it once glibc's static TLS reserve is used.
+extern constinit thread_local Stage t_stage;
 
 // Whether @s has room for a record with @label.
 inline bool has_room(const Stage &s, std::string_view label)
