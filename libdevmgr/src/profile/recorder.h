@@ -58,7 +58,12 @@ void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqn
 						 std::string_view label, uint64_t bytes,
 						 std::span<const uint64_t> after, uint64_t submit_ns)
 {
-	Stage &s = t_stage;
+	// One __tls_get_addr (in the .so): GCC would compute the address again
+	// for the write after the test of room, a second call; the empty asm
+	// hides where the pointer came from, so it is kept in a register.
+	Stage *sp = &t_stage;
+	__asm__("" : "+r"(sp));
+	Stage &s = *sp;
 	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
 	if (!has_room(s, label) || !(id & (kDrainEvery - 1)) || after.size() > kInlineAfters ||
 	    submit_ns >= dev.profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
