@@ -108,9 +108,10 @@ struct rbln_hw_info {
  * may take to stop a scheduled one.  Bigger jobs (where a backend allows them)
  * go to the scheduler, whose timeout covers them.  (4 MiB before: in such a
  * VM a scheduled 16 MiB job ran at 0.79x the kernel's copy of its bytes.)
- * A submitter that gets the CPU slowly (its cgroup's cpu.max) would hold the
- * engine that much longer: a backend that can stop between chunks may yield
- * it (rbln_hw_job_should_yield()).
+ * The copy runs on the submitter's CPU time and never sleeps (a task its
+ * cgroup's cpu.max throttles would sleep out its debt holding the engine);
+ * a backend that can stop between chunks also yields the engine to another
+ * file's job after a slice (rbln_hw_job_should_yield()).
  */
 #define RBLN_HW_RUN_NOW_MAX_BYTES	SZ_16M
 /*
