@@ -304,6 +304,13 @@ void rbln_job_begin(struct rbln_job *job)
 	rbln_job_trace(job, rbln_job_start);
 }
 
+/* SUBMIT_TIMES: the job may wait from here on, so its submit time is now. */
+static void rbln_job_note_submit(struct rbln_job *job)
+{
+	if (job->want_times && !job->submit_ns)
+		job->submit_ns = ktime_get_ns();
+}
+
 bool rbln_job_claim_end(struct rbln_job *job)
 {
 	return !test_and_set_bit(0, &job->ended);
@@ -501,6 +508,9 @@ static bool rbln_job_run_direct(struct rbln_job *job)
 	status = rbln_job_precheck(job) ?: rbln_job_hw_buffers(job);
 	if (!status) {
 		rbln_job_begin(job);
+		/* It waited for nothing in SUBMIT: submitted as it started. */
+		if (job->want_times && !job->submit_ns)
+			job->submit_ns = job->start_ns;
 		status = rbln_hw_engine_run_now(rdev, &job->hw);
 		if (status == -EAGAIN || status == -EINPROGRESS) {
 			/*
@@ -883,6 +893,7 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	 * No direct job takes the engine from a SUBMIT on its way to queue one
 	 * (best effort: a direct job that checked just before still runs first).
 	 */
+	rbln_job_note_submit(job);
 	atomic_inc(&job->engine->waiting);
 	ret = rbln_job_schedule(job);
 	atomic_dec(&job->engine->waiting);
@@ -924,10 +935,12 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
-	if (args->flags & DRM_RBLN_SUBMIT_TIMES) {
-		job->want_times = true;
-		job->submit_ns = ktime_get_ns();
-	}
+	/*
+	 * Its submit time is read only where it may wait (a clock read costs a
+	 * job dearly under emulation): before another thread's direct job on
+	 * this file, before the scheduler's queue, or else its start here.
+	 */
+	job->want_times = args->flags & DRM_RBLN_SUBMIT_TIMES;
 	ret = rbln_job_read_in_syncs(job, file, args);
 	if (!ret)
 		ret = rbln_out_sync_prepare(&out, file, &args->out_sync);
@@ -943,10 +956,13 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 		goto out;
 	}
 	/* Another thread of this file may hold it for a direct job, or waiting for one. */
-	if (mutex_lock_killable(&client->lock)) {
-		ret = -EINTR;
-		drm_dev_exit(idx);
-		goto out;
+	if (!mutex_trylock(&client->lock)) {
+		rbln_job_note_submit(job);
+		if (mutex_lock_killable(&client->lock)) {
+			ret = -EINTR;
+			drm_dev_exit(idx);
+			goto out;
+		}
 	}
 	job->seqno = client->last_seqno + 1;
 	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;

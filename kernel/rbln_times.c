@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Device times of a file's jobs.  A job submitted with DRM_RBLN_SUBMIT_TIMES
- * notes its submit time; when it has ended, its end work (or SUBMIT, for a
+ * notes its submit time where it may start to wait in SUBMIT (a job that
+ * waits for nothing there was submitted as it started); when it has ended, its end work (or SUBMIT, for a
  * job that ran inside it) puts one record into the file's ring.  The start
  * is when run_job gave it to the engine: that is when 6.1's scheduler
  * signals the "scheduled" fence, but 6.12's signals it only after run_job
@@ -105,6 +106,9 @@ void rbln_times_record(struct rbln_job *job)
 		rec.flags |= DRM_RBLN_JOB_TIME_RAN;
 	else
 		start = end;
+	/* Never read: it waited for nothing in SUBMIT and ended there unstarted. */
+	if (!rec.submit_ns)
+		rec.submit_ns = start;
 	if (job->timed_out)
 		rec.flags |= DRM_RBLN_JOB_TIME_TIMED_OUT;
 	/* Clocks read at different places: keep the documented order. */

@@ -449,11 +449,13 @@ struct drm_rbln_submit_batch {
 /*
  * Device times of one job submitted with DRM_RBLN_SUBMIT_TIMES, all in
  * CLOCK_MONOTONIC nanoseconds (clock_gettime(CLOCK_MONOTONIC) of user space):
- * submit_ns when SUBMIT took it; start_ns when its engine started it (the
- * scheduler ran it, or it ran inside SUBMIT; a job begun there that handed
- * its rest to the scheduler: when that ran it); end_ns when it ended (the
- * hardware fence's timestamp).  A job that never
- * ran on its engine (cancelled, or failed because an input failed) has no
+ * submit_ns when SUBMIT had it ready, before any wait there (a job that
+ * waited for nothing there, not even for another thread's job of the file,
+ * and ran inside SUBMIT has submit_ns == start_ns); start_ns when its engine
+ * started it (the scheduler ran it, or it ran inside SUBMIT; a job begun
+ * there that handed its rest to the scheduler: when that ran it); end_ns
+ * when it ended (the hardware fence's timestamp).  A job that never ran on
+ * its engine (cancelled, or failed because an input failed) has no
  * DRM_RBLN_JOB_TIME_RAN and start_ns == end_ns, the moment it was ended.
  * submit_ns <= start_ns <= end_ns always.
  */
