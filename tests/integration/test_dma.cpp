@@ -771,7 +771,10 @@ constexpr auto kHungJobGone = kHungTimeout + std::chrono::milliseconds(5000);
 
 // A child with a file of NPU @npu (its node @node) holding @bytes of device
 // memory, and with a job on Neural DMA of chiplet 0 when @job (the engine is
-// hung by the caller): the file stays open until the child is killed.
+// hung by the caller): the file stays open until the child is killed.  It is
+// ready once that job runs on the engine (the device is BUSY, no other job
+// runs there): a job still queued is cancelled by a revocation, not waited
+// for, and the scheduler may take its time to start it on a busy host.
 pid_t hold_memory(const std::string &node, uint64_t bytes, bool job)
 {
 	return fork_until_ready([&](const std::function<void()> &ready) {
@@ -782,6 +785,11 @@ pid_t hold_memory(const std::string &node, uint64_t bytes, bool job)
 		if (job && submit(fd.get(), DRM_RBLN_ENGINE_NEURAL_DMA, 0,
 				  {{a.handle, b.handle, 0, 0, bytes / 2}}, &seqno))
 			_exit(1);
+		for (int i = 0; job && param(fd.get(), DRM_RBLN_PARAM_STATUS) != DRM_RBLN_STATUS_BUSY; i++) {
+			if (i == 1000)
+				_exit(1);	/* 10 s and the job never started */
+			usleep(10'000);
+		}
 		ready();
 		for (;;)
 			pause();
