@@ -161,7 +161,7 @@ static int __init rbln_init(void)
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_create) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_bo_info) != 40);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_copy) != 32);
-	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 88);
+	BUILD_BUG_ON(sizeof(struct drm_rbln_submit) != 120);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_sync) != 16);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_wait) != 24);
 	BUILD_BUG_ON(sizeof(struct drm_rbln_client_usage) != 72);

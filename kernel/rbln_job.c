@@ -886,6 +886,8 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 		/* Done already; only an unreported failure needs remembering for WAIT. */
 		return job->status && !report ? rbln_job_remember(client, job) : 0;
 	}
+	/* Queued from here on: its tracking's allocation may wait already. */
+	rbln_job_note_submit(job);
 	ret = rbln_job_remember(client, job);
 	if (ret)
 		return ret;
@@ -893,7 +895,6 @@ static int rbln_job_launch(struct rbln_client *client, struct rbln_job *job, boo
 	 * No direct job takes the engine from a SUBMIT on its way to queue one
 	 * (best effort: a direct job that checked just before still runs first).
 	 */
-	rbln_job_note_submit(job);
 	atomic_inc(&job->engine->waiting);
 	ret = rbln_job_schedule(job);
 	atomic_dec(&job->engine->waiting);
@@ -919,7 +920,11 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	    !args->copy_count ||
 	    args->copy_count > DRM_RBLN_MAX_COPIES ||
 	    args->copy_size < sizeof(struct drm_rbln_copy) || args->copy_size > PAGE_SIZE ||
-	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS)
+	    args->in_sync_count > DRM_RBLN_MAX_IN_SYNCS || args->reserved3)
+		return -EINVAL;
+	/* Its times are reported with its end, and only for a profiler's job. */
+	if (args->flags & DRM_RBLN_SUBMIT_REPORT_TIMES &&
+	    (~args->flags & (DRM_RBLN_SUBMIT_TIMES | DRM_RBLN_SUBMIT_REPORT_END)))
 		return -EINVAL;
 	if (atomic_read(&client->tracked) >= DRM_RBLN_MAX_INFLIGHT)
 		return -ENOSPC;		/* early; checked again under the lock */
@@ -932,6 +937,9 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	if (ret)
 		return ret;
 
+	/* Out fields, as the caller may have left them: set only by a report. */
+	args->submit_ns = args->start_ns = args->end_ns = 0;
+	args->time_flags = 0;
 	job = rbln_job_build(client, file, engine, args);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
@@ -966,13 +974,16 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	}
 	job->seqno = client->last_seqno + 1;
 	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;
+	/* A file's first SUBMIT_TIMES job waits for its ring's allocation. */
+	if (job->want_times && !client->times)
+		rbln_job_note_submit(job);
 	ret = job->want_times ? rbln_times_enable(client) : 0;
 	if (!ret)
 		ret = rbln_job_launch(client, job, &ended);
 	if (!ret) {
-		/* A job that ran inside SUBMIT has no end work: its record goes now. */
+		/* A job that ran inside SUBMIT has no end work: its times go now. */
 		if (job->want_times && !job->scheduled)
-			rbln_times_record(job);
+			rbln_times_report(job, args, ended);
 		client->last_seqno++;
 		args->seqno = client->last_seqno;
 		args->ended = ended;
@@ -1004,14 +1015,24 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 static int rbln_batch_write_back(char __user *elem, u32 size, const struct drm_rbln_submit *s)
 {
 	const size_t ended = offsetof(struct drm_rbln_submit, ended);
+	const size_t times = offsetof(struct drm_rbln_submit, submit_ns);
 
 	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, status) !=
 		     offsetofend(struct drm_rbln_submit, ended));
+	BUILD_BUG_ON(times != offsetofend(struct drm_rbln_submit, status));
+	/* submit_size is a multiple of 8: one that holds time_flags holds reserved3. */
+	BUILD_BUG_ON(offsetofend(struct drm_rbln_submit, reserved3) !=
+		     ALIGN(offsetofend(struct drm_rbln_submit, time_flags), sizeof(u64)));
 	if (copy_to_user(elem + offsetof(struct drm_rbln_submit, seqno), &s->seqno,
 			 sizeof(s->seqno)))
 		return -EFAULT;
 	if (size >= offsetofend(struct drm_rbln_submit, status) &&
 	    copy_to_user(elem + ended, &s->ended, sizeof(s->ended) + sizeof(s->status)))
+		return -EFAULT;
+	/* The times as one piece, up to time_flags (reserved3 is the caller's). */
+	if (size >= offsetofend(struct drm_rbln_submit, time_flags) &&
+	    copy_to_user(elem + times, &s->submit_ns,
+			 offsetofend(struct drm_rbln_submit, time_flags) - times))
 		return -EFAULT;
 	return 0;
 }
@@ -1027,9 +1048,14 @@ static int rbln_batch_read(struct drm_rbln_submit *s, char __user *elem, u32 siz
 	if (s->flags & DRM_RBLN_SUBMIT_REPORT_END &&
 	    size < offsetofend(struct drm_rbln_submit, status))
 		return -EINVAL;
+	if (s->flags & DRM_RBLN_SUBMIT_REPORT_TIMES &&
+	    size < offsetofend(struct drm_rbln_submit, reserved3))
+		return -EINVAL;
 	s->seqno = 0;
 	s->ended = 0;
 	s->status = 0;
+	s->submit_ns = s->start_ns = s->end_ns = 0;
+	s->time_flags = 0;
 	/* Written before the job goes in, so that a submitted job is never unreported. */
 	return rbln_batch_write_back(elem, size, s);
 }

@@ -53,7 +53,7 @@ struct rbln_job {
 	 */
 	bool ran_part;
 	bool timed_out;			/* ended by the timeout handler */
-	bool want_times;		/* DRM_RBLN_SUBMIT_TIMES: a record when it ends */
+	bool want_times;		/* DRM_RBLN_SUBMIT_TIMES: its times when it ends */
 	unsigned long ended;		/* bit 0: ended, exactly once */
 	int status;
 	u64 start_ns;

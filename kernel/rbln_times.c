@@ -2,8 +2,10 @@
 /*
  * Device times of a file's jobs.  A job submitted with DRM_RBLN_SUBMIT_TIMES
  * notes its submit time where it may start to wait in SUBMIT (a job that
- * waits for nothing there was submitted as it started); when it has ended, its end work (or SUBMIT, for a
- * job that ran inside it) puts one record into the file's ring.  The start
+ * waits for nothing there was submitted as it started); when it has ended,
+ * its end work (or SUBMIT, for a job that ran inside it) puts one record
+ * into the file's ring, or SUBMIT gives the times back in its own struct
+ * (DRM_RBLN_SUBMIT_REPORT_TIMES, for a job that ended inside it).  The start
  * is when run_job gave it to the engine: that is when 6.1's scheduler
  * signals the "scheduled" fence, but 6.12's signals it only after run_job
  * returned, possibly after a small job's end, so its timestamp is not used.
@@ -85,9 +87,9 @@ static u64 rbln_fence_time_ns(struct dma_fence *fence, u64 fallback)
 	return fallback;
 }
 
-void rbln_times_record(struct rbln_job *job)
+/* @job's record, as JOB_TIMES gives it. */
+static void rbln_times_fill(const struct rbln_job *job, struct drm_rbln_job_time *out)
 {
-	struct rbln_times *times = job->client->times;
 	struct drm_rbln_job_time rec = {
 		.seqno = job->seqno,
 		.submit_ns = job->submit_ns,
@@ -97,8 +99,6 @@ void rbln_times_record(struct rbln_job *job)
 	};
 	u64 start = job->start_ns, end = job->end_ns;
 
-	if (WARN_ON_ONCE(!times))
-		return;
 	if (job->scheduled)
 		end = rbln_fence_time_ns(job->hw_fence, end);
 	/* A job that ran in part inside SUBMIT (start_ns then) ran, if not its rest. */
@@ -116,7 +116,17 @@ void rbln_times_record(struct rbln_job *job)
 	rec.end_ns = max(end, rec.start_ns);
 	if (!(rec.flags & DRM_RBLN_JOB_TIME_RAN))
 		rec.start_ns = rec.end_ns;
+	*out = rec;
+}
 
+void rbln_times_record(struct rbln_job *job)
+{
+	struct rbln_times *times = job->client->times;
+	struct drm_rbln_job_time rec;
+
+	if (WARN_ON_ONCE(!times))
+		return;
+	rbln_times_fill(job, &rec);
 	spin_lock(&times->lock);
 	if (times->count < DRM_RBLN_JOB_TIMES_RING) {
 		times->ring[(times->head + times->count) % DRM_RBLN_JOB_TIMES_RING] = rec;
@@ -125,6 +135,22 @@ void rbln_times_record(struct rbln_job *job)
 		times->lost++;
 	}
 	spin_unlock(&times->lock);
+}
+
+void rbln_times_report(struct rbln_job *job, struct drm_rbln_submit *args, bool ended)
+{
+	struct drm_rbln_job_time rec;
+
+	/* No record and no JOB_TIMES for it: the cost of a profiler's small job. */
+	if (!ended || !(args->flags & DRM_RBLN_SUBMIT_REPORT_TIMES)) {
+		rbln_times_record(job);
+		return;
+	}
+	rbln_times_fill(job, &rec);
+	args->submit_ns = rec.submit_ns;
+	args->start_ns = rec.start_ns;
+	args->end_ns = rec.end_ns;
+	args->time_flags = rec.flags;
 }
 
 /*

@@ -7,6 +7,7 @@
 
 struct drm_device;
 struct drm_file;
+struct drm_rbln_submit;
 struct rbln_client;
 struct rbln_job;
 
@@ -14,6 +15,11 @@ struct rbln_job;
 int rbln_times_enable(struct rbln_client *client);
 /* An ended job asked for its times: its record goes to the ring (process context). */
 void rbln_times_record(struct rbln_job *job);
+/*
+ * A job that ran inside SUBMIT, which reports its end (@ended, REPORT_END):
+ * its times go to @args with DRM_RBLN_SUBMIT_REPORT_TIMES, else to the ring.
+ */
+void rbln_times_report(struct rbln_job *job, struct drm_rbln_submit *args, bool ended);
 /* The client goes: its ring with it. */
 void rbln_times_free(struct rbln_client *client);
 

@@ -469,6 +469,75 @@ static void rbln_batch_element_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e[DRM_RBLN_MAX_BATCH - 1].ended, 1U);
 }
 
+/* The records waiting in the file's JOB_TIMES ring (taken out). */
+static u32 ring_records(struct kunit *test)
+{
+	struct fixture *f = test->priv;
+	struct drm_rbln_job_times args = {
+		.entries = (u64)(uintptr_t)rbln_test_user(test, 8 * sizeof(struct drm_rbln_job_time)),
+		.count = 8, .entry_size = sizeof(struct drm_rbln_job_time),
+	};
+
+	KUNIT_ASSERT_EQ(test, rbln_test_ioctl(test, f->file, DRM_IOCTL_RBLN_JOB_TIMES, &args), 0);
+	return args.count;
+}
+
+/*
+ * REPORT_TIMES: elements that reach .reserved3 get their times back, and the
+ * ring has no record of them; a shorter element with the flag is refused,
+ * and one without it keeps the bytes it has of the time fields untouched.
+ */
+static void rbln_batch_reports_times_where_elements_reach_them(struct kunit *test)
+{
+	const u32 report = DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES |
+			   DRM_RBLN_SUBMIT_REPORT_TIMES;
+	const u32 short_stride = offsetof(struct drm_rbln_submit, time_flags);
+	struct fixture *f = test->priv;
+	struct drm_rbln_submit e[3];
+	struct drm_rbln_submit_batch b;
+	u32 i;
+
+	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, time_flags) % 8);
+	fill_source(test, SZ_4K);
+	chain(test, e, SZ_4K);
+	for (i = 0; i < 3; i++) {
+		e[i].flags = report;
+		e[i].submit_ns = e[i].start_ns = e[i].end_ns = ~0ULL;
+		e[i].time_flags = ~0U;
+	}
+	KUNIT_ASSERT_EQ(test, batch(test, e, 3, sizeof(e[0]), 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, e[i].ended, 1U);
+		KUNIT_EXPECT_EQ(test, e[i].time_flags, (u32)DRM_RBLN_JOB_TIME_RAN);
+		KUNIT_EXPECT_LE(test, e[i].submit_ns, e[i].start_ns);
+		KUNIT_EXPECT_LT(test, e[i].start_ns, e[i].end_ns);
+		if (i)
+			KUNIT_EXPECT_LE(test, e[i - 1].end_ns, e[i].start_ns);
+	}
+	KUNIT_EXPECT_TRUE(test, arrived(test, SZ_4K));
+	KUNIT_EXPECT_EQ(test, ring_records(test), 0U);
+
+	chain(test, e, SZ_4K);
+	e[0].flags = report;
+	KUNIT_EXPECT_EQ(test, batch(test, e, 3, short_stride, 0, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rbln_test_client(f->file)->last_seqno, 3ULL);
+
+	chain(test, e, SZ_4K);
+	for (i = 0; i < 3; i++) {
+		e[i].flags = DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES;
+		e[i].submit_ns = e[i].start_ns = e[i].end_ns = 0x5a5a5a5aULL;
+	}
+	KUNIT_ASSERT_EQ(test, batch(test, e, 3, short_stride, 0, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.submitted, 3U);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, e[i].ended, 1U);
+		KUNIT_EXPECT_EQ(test, e[i].submit_ns, 0x5a5a5a5aULL);
+		KUNIT_EXPECT_EQ(test, e[i].end_ns, 0x5a5a5a5aULL);
+	}
+	KUNIT_EXPECT_EQ(test, ring_records(test), 3U);
+}
+
 static struct kunit_case rbln_batch_cases[] = {
 	KUNIT_CASE(rbln_batch_rejects_bad_arguments),
 	KUNIT_CASE(rbln_batch_rejects_bad_elements),
@@ -479,6 +548,7 @@ static struct kunit_case rbln_batch_cases[] = {
 	KUNIT_CASE(rbln_batch_stops_at_an_unmapped_element),
 	KUNIT_CASE(rbln_batch_needs_room_for_all),
 	KUNIT_CASE(rbln_batch_element_sizes),
+	KUNIT_CASE(rbln_batch_reports_times_where_elements_reach_them),
 	{}
 };
 

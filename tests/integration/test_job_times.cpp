@@ -3,6 +3,8 @@
 // CLOCK_MONOTONIC, submit <= start <= end, on its engine; other jobs and other
 // files' jobs never; a hung job is marked; bad arguments are refused.
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -217,7 +219,7 @@ TEST_F(JobTimes, BadArgumentsAreRefused)
 	// An unknown SUBMIT flag is still refused; SUBMIT_TIMES is known.
 	const uint32_t x = bo(8192, 0, 0), y = bo(8192, 0, 0);
 	uint64_t s = 0;
-	EXPECT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {x, y, 0, 0, 4096}, 1u << 2, &s), EINVAL);
+	EXPECT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {x, y, 0, 0, 4096}, 1u << 3, &s), EINVAL);
 	ASSERT_EQ(submit_flags(fd, DRM_RBLN_ENGINE_TASK_DMA, 0, {x, y, 0, 0, 4096}, DRM_RBLN_SUBMIT_TIMES, &s), 0);
 	ASSERT_EQ(wait_job(fd, s), 0);
 	// A bad pointer: -EFAULT, and the record stays for a good call.
@@ -364,4 +366,133 @@ TEST_F(JobTimes, RecordsAcrossTheRingsEndComeInOrder)
 		EXPECT_LE(big[i].t.submit_ns, big[i].t.start_ns);
 	}
 	EXPECT_EQ(big[150].more, ~0ull) << "beyond .count nothing is written";
+}
+
+namespace {
+
+// A SUBMIT of one copy on @engine of @chiplet with @flags, its out fields
+// (the times too) preset to garbage: SUBMIT must set each.
+drm_rbln_submit report_args(const drm_rbln_copy &c, uint32_t engine, uint32_t chiplet, uint32_t flags)
+{
+	drm_rbln_submit s{};
+	s.engine = engine;
+	s.chiplet = chiplet;
+	s.copies = reinterpret_cast<uintptr_t>(&c);
+	s.copy_count = 1;
+	s.copy_size = sizeof(c);
+	s.flags = flags;
+	s.ended = 7;
+	s.submit_ns = s.start_ns = s.end_ns = ~0ull;
+	s.time_flags = ~0u;
+	return s;
+}
+
+constexpr uint32_t kReportTimes =
+	DRM_RBLN_SUBMIT_TIMES | DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_REPORT_TIMES;
+
+} // namespace
+
+// Interface 16: a job that ended inside SUBMIT gives its times there
+// (DRM_RBLN_SUBMIT_REPORT_TIMES) and leaves no record in the ring; a job
+// still running at SUBMIT's return leaves its record as before, and SUBMIT's
+// time fields are 0 for it.
+TEST_F(JobTimes, AJobEndedInsideSubmitReportsItsTimesThere)
+{
+	const int fd = fd_.get();
+	uint64_t v = 0;
+	ASSERT_EQ(get_param(fd, DRM_RBLN_PARAM_UAPI_VERSION, &v), 0);
+	ASSERT_GE(v, 16u);
+	const uint32_t a = bo(8192, 0, 1), b = bo(8192, 0, 1);
+	const drm_rbln_copy c{a, b, 0, 0, 4096};
+
+	const uint64_t t0 = monotonic_ns();
+	drm_rbln_submit direct = report_args(c, DRM_RBLN_ENGINE_DEVICE_HDMA, 1, kReportTimes);
+	ASSERT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &direct), 0) << strerror(errno);
+	const uint64_t t1 = monotonic_ns();
+	ASSERT_EQ(direct.ended, 1u) << "a 4 KiB job for an idle engine runs inside SUBMIT";
+	EXPECT_EQ(direct.status, 0);
+	EXPECT_EQ(direct.time_flags, uint32_t{DRM_RBLN_JOB_TIME_RAN});
+	EXPECT_LE(t0, direct.submit_ns) << "CLOCK_MONOTONIC";
+	EXPECT_LE(direct.submit_ns, direct.start_ns);
+	EXPECT_LT(direct.start_ns, direct.end_ns) << "it ran for some time";
+	EXPECT_LE(direct.end_ns, t1);
+
+	drm_rbln_submit queued{};
+	{
+		ScheduledJobs only(1);
+		ASSERT_EQ(only.error(), 0) << "no_direct";
+		queued = report_args(c, DRM_RBLN_ENGINE_DEVICE_HDMA, 1, kReportTimes);
+		ASSERT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &queued), 0) << strerror(errno);
+	}
+	EXPECT_EQ(queued.ended, 0u) << "scheduled: not ended inside SUBMIT";
+	EXPECT_EQ(queued.submit_ns, 0u);
+	EXPECT_EQ(queued.start_ns, 0u);
+	EXPECT_EQ(queued.end_ns, 0u);
+	EXPECT_EQ(queued.time_flags, 0u);
+	ASSERT_EQ(wait_job(fd, queued.seqno), 0);
+
+	std::vector<drm_rbln_job_time> got;
+	ASSERT_EQ(job_times(fd, got, 8), 0);
+	ASSERT_EQ(got.size(), 1u) << "the scheduled job's record only";
+	EXPECT_EQ(got[0].seqno, queued.seqno);
+	EXPECT_EQ(got[0].flags, uint32_t{DRM_RBLN_JOB_TIME_RAN});
+	EXPECT_LE(direct.end_ns, got[0].start_ns) << "one engine, in order";
+}
+
+// REPORT_TIMES needs TIMES and REPORT_END, reserved3 is 0, and a batch's
+// elements reach reserved3 to carry it; each refusal submits nothing.  A
+// batch element that reaches it gets its times.
+TEST_F(JobTimes, ReportTimesNeedsItsCompanionsAndRoom)
+{
+	const int fd = fd_.get();
+	const uint32_t a = bo(8192, 0, 2), b = bo(8192, 0, 2);
+	const drm_rbln_copy c{a, b, 0, 0, 4096};
+	auto refused = [&](uint32_t flags, uint32_t reserved3) {
+		drm_rbln_submit s = report_args(c, DRM_RBLN_ENGINE_TASK_DMA, 2, flags);
+		s.reserved3 = reserved3;
+		return ::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &s) ? errno : 0;
+	};
+	EXPECT_EQ(refused(DRM_RBLN_SUBMIT_REPORT_TIMES, 0), EINVAL);
+	EXPECT_EQ(refused(DRM_RBLN_SUBMIT_REPORT_TIMES | DRM_RBLN_SUBMIT_TIMES, 0), EINVAL);
+	EXPECT_EQ(refused(DRM_RBLN_SUBMIT_REPORT_TIMES | DRM_RBLN_SUBMIT_REPORT_END, 0), EINVAL);
+	EXPECT_EQ(refused(kReportTimes, 1), EINVAL);
+	EXPECT_EQ(refused(0, 1u << 31), EINVAL) << "reserved3 without the flag too";
+
+	// A batch of two: the second element's struct ends before the times.
+	std::vector<drm_rbln_submit> elems = {report_args(c, DRM_RBLN_ENGINE_TASK_DMA, 2, kReportTimes),
+					      report_args(c, DRM_RBLN_ENGINE_TASK_DMA, 2, kReportTimes)};
+	drm_rbln_submit_batch batch{};
+	batch.submits = reinterpret_cast<uintptr_t>(elems.data());
+	batch.count = 2;
+	batch.submit_size = offsetof(drm_rbln_submit, submit_ns);
+	std::vector<uint8_t> short_elems(2 * batch.submit_size);
+	for (size_t i = 0; i < 2; i++)
+		std::memcpy(short_elems.data() + i * batch.submit_size, &elems[i], batch.submit_size);
+	batch.submits = reinterpret_cast<uintptr_t>(short_elems.data());
+	EXPECT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &batch) ? errno : 0, EINVAL)
+		<< "no room for the times: nothing submitted";
+
+	// Nothing went in: the next job is seqno 1, and no record waits.
+	drm_rbln_submit_batch whole{};
+	whole.submits = reinterpret_cast<uintptr_t>(elems.data());
+	whole.count = 2;
+	whole.submit_size = sizeof(drm_rbln_submit);
+	ASSERT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT_BATCH, &whole), 0) << strerror(errno);
+	ASSERT_EQ(whole.submitted, 2u);
+	EXPECT_EQ(whole.error, 0);
+	EXPECT_EQ(elems[0].seqno, 1u) << "the refused calls took no seqno";
+	std::vector<drm_rbln_job_time> ring;
+	for (const auto &e : elems) {
+		ASSERT_EQ(wait_job(fd, e.seqno), 0);
+		if (e.ended) {
+			EXPECT_EQ(e.time_flags, uint32_t{DRM_RBLN_JOB_TIME_RAN}) << "seqno " << e.seqno;
+			EXPECT_LE(e.submit_ns, e.start_ns);
+			EXPECT_LT(e.start_ns, e.end_ns);
+		} else {
+			EXPECT_EQ(e.end_ns, 0u) << "seqno " << e.seqno;
+		}
+	}
+	EXPECT_EQ(elems[0].ended, 1u) << "the first job for an idle engine runs inside SUBMIT_BATCH";
+	ASSERT_EQ(job_times(fd, ring, 8), 0);
+	EXPECT_EQ(ring.size(), size_t(!elems[1].ended)) << "a record only for a job not ended inside";
 }

@@ -2,8 +2,8 @@
 # Builds rbln.ko as it was at the last commit of each older interface, from
 # this repository's history, for kernel VER: what libdevmgr of this tree must
 # still work with (tests/old-drivers/suite.sh runs it against them).
-#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9 .. 14, those below this tree's
-#                              interface (14 is built once this tree has moved past it)
+#   build.sh VER OUTDIR     -> OUTDIR/if<N>/rbln.ko for N = 9 .. 15, those below this tree's
+#                              interface (15 is built once this tree has moved past it)
 # Exits 77 when this checkout lacks that history (a shallow clone or an export).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +18,7 @@ revisions=(
 	"12 821c12e2cf281ce065ef69ff805009c39ef3a74f"	# SUBMIT_BATCH, no job limit
 	"13 62c683ed74f7e92ced67e6bd7acf8f1c1ca14fff"	# job limit (JOB_MAX_BYTES), no device times
 	"14 3c4aacae73219c028cf35cc097cf627f4ece1066"	# device times (SUBMIT_TIMES, JOB_TIMES)
+	"15 949b672d73179eafe4cc91d2d00bfcce2ecfc228"	# NPUs on PCI, no times reported by SUBMIT
 )
 # Only the interfaces older than this tree's: the current one is no old driver.
 current=$(sed -n 's/^#define DRM_RBLN_UAPI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \

@@ -83,7 +83,7 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_copy, dst_offset, 16);
 	EXPECT_FIELD(drm_rbln_copy, size, 24);
 
-	EXPECT_EQ(sizeof(drm_rbln_submit), 88u);
+	EXPECT_EQ(sizeof(drm_rbln_submit), 120u);
 	EXPECT_FIELD(drm_rbln_submit, engine, 0);
 	EXPECT_FIELD(drm_rbln_submit, chiplet, 4);
 	EXPECT_FIELD(drm_rbln_submit, copies, 8);
@@ -99,6 +99,11 @@ TEST(UapiAbi, DmaLayouts)
 	EXPECT_FIELD(drm_rbln_submit, out_sync, 64);
 	EXPECT_FIELD(drm_rbln_submit, ended, 80);
 	EXPECT_FIELD(drm_rbln_submit, status, 84);
+	EXPECT_FIELD(drm_rbln_submit, submit_ns, 88);
+	EXPECT_FIELD(drm_rbln_submit, start_ns, 96);
+	EXPECT_FIELD(drm_rbln_submit, end_ns, 104);
+	EXPECT_FIELD(drm_rbln_submit, time_flags, 112);
+	EXPECT_FIELD(drm_rbln_submit, reserved3, 116);
 	EXPECT_EQ(sizeof(drm_rbln_sync), 16u);
 	EXPECT_FIELD(drm_rbln_sync, handle, 0);
 	EXPECT_FIELD(drm_rbln_sync, flags, 4);
@@ -216,7 +221,7 @@ std::string text(const char *s) { return s; }
 const std::vector<Pin> &pins()
 {
 	static const std::vector<Pin> all = {
-		PIN(DRM_RBLN_UAPI_VERSION, 15),
+		PIN(DRM_RBLN_UAPI_VERSION, 16),
 		PIN(DRM_RBLN_UAPI_COMPAT_VERSION, 1),
 		PIN(DRM_RBLN_PCI_VENDOR_ID, 0x1eff),
 
@@ -243,7 +248,8 @@ const std::vector<Pin> &pins()
 		// core dispatches by number and copies the caller's size, so
 		// 0xc0306444 and 0xc0506444 of older binaries still work (the VM
 		// test Sync.OldSubmitStructStillWorks).
-		PIN(DRM_IOCTL_RBLN_SUBMIT, 0xc0586444),
+		/* 0xc0586444 to 15: the size is part of the number, DRM matches the nr. */
+		PIN(DRM_IOCTL_RBLN_SUBMIT, 0xc0786444),
 		PIN(DRM_IOCTL_RBLN_WAIT, 0xc0186445),
 		PIN(DRM_IOCTL_RBLN_CLIENT_USAGE, 0xc0486446),
 		PIN(DRM_IOCTL_RBLN_ACQUIRE, 0xc0086447),
@@ -308,7 +314,8 @@ const std::vector<Pin> &pins()
 		PIN(DRM_RBLN_MAX_IN_SYNCS, 64),
 		PIN(DRM_RBLN_SUBMIT_REPORT_END, 1u << 0),
 		PIN(DRM_RBLN_SUBMIT_TIMES, 1u << 1),
-		PIN(DRM_RBLN_SUBMIT_FLAGS, 0x3),
+		PIN(DRM_RBLN_SUBMIT_REPORT_TIMES, 1u << 2),
+		PIN(DRM_RBLN_SUBMIT_FLAGS, 0x7),
 		PIN(DRM_RBLN_JOB_TIME_RAN, 1u << 0),
 		PIN(DRM_RBLN_JOB_TIME_TIMED_OUT, 1u << 1),
 		PIN(DRM_RBLN_JOB_TIMES_RING, 4096),
@@ -352,7 +359,7 @@ const std::vector<Pin> &pins()
 		SIZE(drm_rbln_bo_info, 40),
 		SIZE(drm_rbln_copy, 32),
 		SIZE(drm_rbln_sync, 16),
-		SIZE(drm_rbln_submit, 88),
+		SIZE(drm_rbln_submit, 120),
 		SIZE(drm_rbln_submit_batch, 32),
 		SIZE(drm_rbln_wait, 24),
 		SIZE(drm_rbln_client_usage, 72),
@@ -391,6 +398,7 @@ constexpr struct {
 	{13, 0x2cf4e484df932301},
 	{14, 0x7dc38e3eb09ec4e3},	/* job times; per-user limits (said in the text) */
 	{15, 0xcf65c352b44d79f2},	/* NPUs on PCI: SKU_EDU, DEVICE_INFO's PCI link */
+	{16, 0x6e2fb5a30d7afaff},	/* SUBMIT_REPORT_TIMES: submit grows to 120 */
 };
 
 } // namespace

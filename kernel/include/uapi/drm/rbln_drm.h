@@ -27,7 +27,12 @@ extern "C" {
  * may have been built against and still work.  A consumer built against
  * version V works with a driver iff COMPAT_VERSION <= V <= UAPI_VERSION.
  */
-#define DRM_RBLN_UAPI_VERSION		15	/* 15: NPUs on PCI (QEMU's edu,
+#define DRM_RBLN_UAPI_VERSION		16	/* 16: SUBMIT_REPORT_TIMES: a job
+						 * that ended inside SUBMIT reports
+						 * its device times there; submit_ns
+						 * is read before SUBMIT's first
+						 * wait (else it equals start_ns).
+						 * 15: NPUs on PCI (QEMU's edu,
 						 * DRM_RBLN_SKU_EDU); DEVICE_INFO
 						 * gives the PCI link's speed and
 						 * width, and the board's own PCI ids.
@@ -375,11 +380,28 @@ struct drm_rbln_sync {
 #define DRM_RBLN_SUBMIT_REPORT_END	(1U << 0)
 /*
  * Since interface version 14: when the job ends, its device times go to this
- * file's ring for DRM_IOCTL_RBLN_JOB_TIMES (a profiler's; see there).  Jobs
- * without the flag cost nothing and are not recorded.
+ * file's ring for DRM_IOCTL_RBLN_JOB_TIMES (a profiler's; see there), unless
+ * SUBMIT reported them (DRM_RBLN_SUBMIT_REPORT_TIMES).  Jobs without the
+ * flag cost nothing and are not recorded.
  */
 #define DRM_RBLN_SUBMIT_TIMES		(1U << 1)
-#define DRM_RBLN_SUBMIT_FLAGS		(DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES)
+/*
+ * Since interface version 16, with DRM_RBLN_SUBMIT_TIMES and
+ * DRM_RBLN_SUBMIT_REPORT_END (else -EINVAL): a job that ended inside SUBMIT
+ * (.ended 1) reports its device times in .submit_ns, .start_ns, .end_ns and
+ * .time_flags, as its struct drm_rbln_job_time would hold them, and leaves no
+ * record in the ring; any other job is recorded there as with
+ * DRM_RBLN_SUBMIT_TIMES alone.  A profiler's small jobs then cost no record
+ * and no JOB_TIMES.  SUBMIT cannot see how large the caller's struct is: a
+ * caller that sets this flag must pass one that reaches .reserved3, or the
+ * times are lost (a batch's submit_size must reach it, else -EINVAL).  They
+ * are lost too if SUBMIT fails with -EFAULT writing them back after the job
+ * went in (the seqno with them); SUBMIT_BATCH checks an element can be
+ * written before its job goes in.
+ */
+#define DRM_RBLN_SUBMIT_REPORT_TIMES	(1U << 2)
+#define DRM_RBLN_SUBMIT_FLAGS		(DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES | \
+					 DRM_RBLN_SUBMIT_REPORT_TIMES)
 
 struct drm_rbln_submit {
 	__u32 engine;		/* in: enum drm_rbln_engine */
@@ -400,6 +422,13 @@ struct drm_rbln_submit {
 	/* Since interface version 11. */
 	__u32 ended;		/* out: 1 if the job ended inside SUBMIT (REPORT_END) */
 	__s32 status;		/* out: its result then: 0 or a negative errno */
+	/* Since interface version 16: a successful SUBMIT sets them, 0 unless
+	 * REPORT_TIMES and .ended. */
+	__u64 submit_ns;	/* out: its device times (struct drm_rbln_job_time) */
+	__u64 start_ns;		/* out */
+	__u64 end_ns;		/* out */
+	__u32 time_flags;	/* out: DRM_RBLN_JOB_TIME_* */
+	__u32 reserved3;	/* in: must be 0 */
 };
 
 /*
@@ -409,7 +438,8 @@ struct drm_rbln_submit {
  * exactly as DRM_IOCTL_RBLN_SUBMIT would submit it (same rules, same errors),
  * in array order, so an element's in_syncs may name the out_sync of an
  * earlier one and wait for that job.  Only the out fields of an element are
- * written (seqno, and ended and status where submit_size covers them), and
+ * written (seqno, and ended and status, and submit_ns to time_flags, where
+ * submit_size covers them), and
  * only of the elements submitted and of the one that stopped the batch if it
  * could be read and checked (zeros there); the rest is left as it was.
  *
@@ -426,7 +456,8 @@ struct drm_rbln_submit {
  * -EINVAL also for a count of 0 or above DRM_RBLN_MAX_BATCH, a submit_size
  * below 48 (the first SUBMIT), above 4096 or not a multiple of 8, an element
  * with non-zero bytes beyond the struct this driver knows or with
- * DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and .status, or flags or
+ * DRM_RBLN_SUBMIT_REPORT_END but no room for .ended and .status (with
+ * DRM_RBLN_SUBMIT_REPORT_TIMES: up to .reserved3), or flags or
  * reserved set; -ENOSPC (-EAGAIN before interface version 13), before
  * anything is submitted, if count more jobs
  * would take the file past DRM_RBLN_MAX_INFLIGHT (jobs that may end inside
@@ -453,7 +484,9 @@ struct drm_rbln_submit_batch {
  * waited for nothing there, not even for another thread's job of the file,
  * and ran inside SUBMIT has submit_ns == start_ns); start_ns when its engine
  * started it (the scheduler ran it, or it ran inside SUBMIT; a job begun
- * there that handed its rest to the scheduler: when that ran it); end_ns
+ * there that handed its rest to the scheduler: when the rest ran, so the
+ * part done inside SUBMIT is not in [start_ns, end_ns]; if the rest never
+ * ran, when that part began); end_ns
  * when it ended (the hardware fence's timestamp).  A job that never ran on
  * its engine (cancelled, or failed because an input failed) has no
  * DRM_RBLN_JOB_TIME_RAN and start_ns == end_ns, the moment it was ended.
@@ -484,7 +517,8 @@ struct drm_rbln_job_time {
  * so sort by .end_ns where order matters.  Only the file's own jobs are
  * there, so no privilege is
  * needed.  A job's record is there once WAIT returned for it (or once it
- * ended inside SUBMIT).  Fills up to .count entries of .entry_size bytes (>=
+ * ended inside SUBMIT, unless SUBMIT reported its times:
+ * DRM_RBLN_SUBMIT_REPORT_TIMES).  Fills up to .count entries of .entry_size bytes (>=
  * sizeof(struct drm_rbln_job_time), at most 4096; a larger element's tail is
  * zeroed) and sets .count to the number written, .pending to those left in
  * the ring, and .lost to the records dropped since the last call because the
