@@ -187,9 +187,12 @@ public:
 		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
 		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
 		a.flags = state.reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
-		// Profiled: the driver keeps its device times for us (interface 14).
+		// Profiled: the driver keeps its device times for us (interface 14),
+		// and gives those of a job that ended inside SUBMIT there (16).
 		if (job_->profile_id && state.uapi_version >= 14)
 			a.flags |= DRM_RBLN_SUBMIT_TIMES;
+		if (job_->profile_id && state.uapi_version >= 16 && state.reports_end())
+			a.flags |= DRM_RBLN_SUBMIT_REPORT_TIMES;
 		a.in_syncs = reinterpret_cast<uintptr_t>(in_.syncs().data());
 		a.in_sync_count = uint32_t(in_.syncs().size());
 		a.out_sync.handle = out_ ? out_->get() : 0;
@@ -223,9 +226,12 @@ public:
 		job_->ended_status = job_->ended ? done.status : 0;
 		if (job_->profile_id) {
 			try {
+				// Its times came with its end (REPORT_TIMES), or come from the ring.
+				const bool timed = done.ended && done.flags & DRM_RBLN_SUBMIT_REPORT_TIMES;
 				profile::detail::job_submitted(*job_->dev, job_->profile_id, done.seqno,
 							       unsigned(engine_), chiplet_, label_, bytes_,
-							       profile_after_.span(), submit_ns_);
+							       profile_after_.span(), submit_ns_,
+							       timed ? &done : nullptr);
 			} catch (...) {
 				// The job went in; a profiler out of memory must not lose it.
 			}

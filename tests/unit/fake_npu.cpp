@@ -36,16 +36,35 @@ std::map<int, File> g_files;
 const Options *g_opening = nullptr;	// open() is making this file
 uint64_t g_job_times_calls = 0;
 
+// As the driver: flags it does not know are refused, and a job ended inside
+// SUBMIT reports its times there when asked (16), else its record goes to
+// the ring.  A held job (hold_times) is still in flight at SUBMIT's return.
 int submit(File &f, drm_rbln_submit &s)
 {
+	const uint32_t known = f.options.uapi_version >= 16 ? DRM_RBLN_SUBMIT_FLAGS :
+			       f.options.uapi_version >= 14 ? DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES :
+							      DRM_RBLN_SUBMIT_REPORT_END;
+	const uint32_t report_needs = DRM_RBLN_SUBMIT_TIMES | DRM_RBLN_SUBMIT_REPORT_END;
+	if (s.flags & ~known || s.reserved3 ||
+	    (s.flags & DRM_RBLN_SUBMIT_REPORT_TIMES && (s.flags & report_needs) != report_needs))
+		return EINVAL;
 	s.seqno = ++f.last_seqno;
-	s.ended = 1;
+	s.ended = f.options.hold_times ? 0 : 1;
 	s.status = 0;
+	s.submit_ns = s.start_ns = s.end_ns = 0;
+	s.time_flags = 0;
 	if (s.flags & DRM_RBLN_SUBMIT_TIMES) {
 		const uint64_t t = f.clock += 1000;
 		drm_rbln_job_time r{s.seqno, t, t + 100, t + 500, 0, DRM_RBLN_JOB_TIME_RAN,
 				    s.chiplet, s.engine};
-		(f.options.hold_times ? f.held : f.ring).push_back(r);
+		if (s.ended && s.flags & DRM_RBLN_SUBMIT_REPORT_TIMES) {
+			s.submit_ns = r.submit_ns;
+			s.start_ns = r.start_ns;
+			s.end_ns = r.end_ns;
+			s.time_flags = r.flags;
+		} else {
+			(f.options.hold_times ? f.held : f.ring).push_back(r);
+		}
 	}
 	return 0;
 }

@@ -15,7 +15,8 @@ struct Options {
 	// JOB_TIMES hands out its records in reverse order of their ending:
 	// the recorder must not rely on seqno order.
 	bool reverse_times = false;
-	// SUBMIT_TIMES records withheld until release_times() (jobs in flight).
+	// Jobs still in flight at SUBMIT's return (not .ended): their
+	// SUBMIT_TIMES records are withheld until release_times().
 	bool hold_times = false;
 };
 

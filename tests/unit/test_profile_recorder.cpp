@@ -128,6 +128,19 @@ void expect_chain(const std::map<std::string, Slice> &run, const std::vector<std
 	}
 }
 
+// A fake NPU of an older interface @version, past the library's ABI check
+// (its warning swallowed).
+rbln::Device open_older(uint32_t version, fake_npu::Options options = {})
+{
+	options.uapi_version = version;
+	setenv("RBLN_SKIP_ABI_CHECK", "1", 1);
+	testing::internal::CaptureStderr();
+	rbln::Device dev = fake_npu::open(options);
+	unsetenv("RBLN_SKIP_ABI_CHECK");
+	testing::internal::GetCapturedStderr();
+	return dev;
+}
+
 } // namespace
 
 TEST(SeqnoTable, MatchesInAnyOrderAndKeepsStragglers)
@@ -164,20 +177,43 @@ TEST(SeqnoTable, MatchesInAnyOrderAndKeepsStragglers)
 	EXPECT_TRUE(t.empty());
 }
 
-TEST(ProfilerRecorder, EveryJobOnceWithItsTimesInAnyOrder)
+// Interface 15: every job's times come from JOB_TIMES' ring.
+TEST(ProfilerRecorder, EveryJobOnceWithItsTimesFromTheRingInAnyOrder)
 {
-	rbln::Device dev = fake_npu::open({.reverse_times = true});
+	rbln::Device dev = open_older(15, {.reverse_times = true});
 	rbln::profile::Session run(dir());
+	const uint64_t calls = fake_npu::job_times_calls();
 	// Past a chunk (512), a drain (1024) and with spilled dependencies.
 	const auto labels = submit_chain(dev, "one_", 2600);
 	const auto got = read_run(run.end());
+	EXPECT_GE(fake_npu::job_times_calls(), calls + 2) << "a drain every 1024 jobs";
+	EXPECT_EQ(got.size(), labels.size());
+	expect_chain(got, labels);
+}
+
+// Interface 16: a job that ended inside SUBMIT brings its times with it
+// (DRM_RBLN_SUBMIT_REPORT_TIMES), and nothing is read from the ring.
+TEST(ProfilerRecorder, JobsEndedInsideSubmitBringTheirTimes)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	const uint64_t calls = fake_npu::job_times_calls();
+	const auto labels = submit_chain(dev, "reported_", 2600);
+	const auto got = read_run(run.end());
+	EXPECT_EQ(fake_npu::job_times_calls(), calls) << "no JOB_TIMES for jobs that reported their times";
 	EXPECT_EQ(got.size(), labels.size());
 	expect_chain(got, labels);
 }
 
 TEST(ProfilerRecorder, ThreadsStageConcurrently)
 {
-	rbln::Device shared = fake_npu::open();
+	// Interface 15: every job waits for its times in the ring, so the drains
+	// run while the threads stage.
+	// Opened here (stderr captured once at a time), closed by their threads.
+	rbln::Device shared = open_older(15);
+	std::vector<rbln::Device> own;
+	own.push_back(open_older(15));
+	own.push_back(open_older(15));
 	rbln::profile::Session run(dir());
 	const uint64_t calls = fake_npu::job_times_calls();
 	std::vector<std::vector<std::string>> labels(4);
@@ -188,8 +224,8 @@ TEST(ProfilerRecorder, ThreadsStageConcurrently)
 			if (k < 2) {
 				labels[size_t(k)] = submit_chain(shared, fmt::format("t{}_", k), 1500);
 			} else {
-				rbln::Device own = fake_npu::open();
-				labels[size_t(k)] = submit_chain(own, fmt::format("t{}_", k), 1500);
+				rbln::Device mine = std::move(own[size_t(k - 2)]);
+				labels[size_t(k)] = submit_chain(mine, fmt::format("t{}_", k), 1500);
 			}
 		});
 	for (auto &t : threads)

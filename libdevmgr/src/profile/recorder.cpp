@@ -223,6 +223,8 @@ struct Recorder {
 
 	void take_record_locked(DeviceLog &log, JobRecord &j)
 	{
+		if (j.device_times)
+			return;		// SUBMIT gave them (REPORT_TIMES): no record to wait for
 		if (!j.old_driver) [[likely]] {
 			log.waiting.add(j.seqno, &j);
 			return;
@@ -540,7 +542,7 @@ void fail_bad_environment()
 
 void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
 		unsigned chiplet, std::string_view label, uint64_t bytes,
-		std::span<const uint64_t> after, uint64_t submit_ns)
+		std::span<const uint64_t> after, uint64_t submit_ns, const drm_rbln_submit *reported)
 {
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
@@ -550,7 +552,7 @@ void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqn
 	if (!has_room(s, label))
 		r.make_room_locked(s, label);
 	JobRecord &j = write_record(s, dev, dev.info.index, id, seqno, engine, chiplet, label, bytes,
-				    after, submit_ns, dev.uapi_version < 14);
+				    after, submit_ns, dev.uapi_version < 14, reported);
 	if (after.size() > kInlineAfters) {
 		j.after[0] = r.afters.size();
 		r.afters.insert(r.afters.end(), after.begin(), after.end());

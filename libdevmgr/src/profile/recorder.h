@@ -44,11 +44,12 @@ static_assert((kDrainEvery & (kDrainEvery - 1)) == 0, "a mask, not a division, p
 // or a full chunk, a drain or counters due, an old driver, many dependencies.
 void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
 		unsigned chiplet, std::string_view label, uint64_t bytes,
-		std::span<const uint64_t> after, uint64_t submit_ns);
+		std::span<const uint64_t> after, uint64_t submit_ns, const drm_rbln_submit *reported);
 
-// SUBMIT took job @id: its description, for the trace.  Its times come from
-// the driver later: after about every 1024 jobs, when its device closes, and
-// when a file is written.  @submit_ns, its placeholder until then, also
+// SUBMIT took job @id: its description, for the trace.  Its times came with
+// its end (@reported: SUBMIT's args, DRM_RBLN_SUBMIT_REPORT_TIMES), or come
+// from the driver later: after about every 1024 jobs, when its device
+// closes, and when a file is written.  @submit_ns, its placeholder until then, also
 // tells whether counters are due (no clock read here).  Nearly always a
 // record written into the thread's own chunk (staging.h): no lock, and no
 // call but the one that finds the chunk (__tls_get_addr, in the .so).
@@ -56,7 +57,8 @@ void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqn
 [[gnu::always_inline]] inline void job_submitted(const rbln::detail::DeviceState &dev, uint64_t id,
 						 uint64_t seqno, unsigned engine, unsigned chiplet,
 						 std::string_view label, uint64_t bytes,
-						 std::span<const uint64_t> after, uint64_t submit_ns)
+						 std::span<const uint64_t> after, uint64_t submit_ns,
+						 const drm_rbln_submit *reported)
 {
 	// One __tls_get_addr (in the .so): GCC would compute the address again
 	// for the write after the test of room, a second call; the empty asm
@@ -67,9 +69,10 @@ void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqn
 	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
 	if (!has_room(s, label) || !(id & (kDrainEvery - 1)) || after.size() > kInlineAfters ||
 	    submit_ns >= dev.profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
-		return record_job(dev, id, seqno, engine, chiplet, label, bytes, after, submit_ns);
+		return record_job(dev, id, seqno, engine, chiplet, label, bytes, after, submit_ns,
+				  reported);
 	write_record(s, dev, dev.info.index, id, seqno, engine, chiplet, label, bytes, after,
-		     submit_ns, false);
+		     submit_ns, false, reported);
 	s.chunk->published.store(++s.used, std::memory_order_release);
 }
 // @dev closes: what the driver still holds for it is taken first.

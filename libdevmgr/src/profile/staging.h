@@ -63,19 +63,18 @@ inline bool has_room(const Stage &s, std::string_view label)
 }
 
 // Writes job @id's record into @s (not yet published); it has room, and
-// @after fits inline.
+// @after fits inline.  @reported: SUBMIT gave its device times (or nullptr).
 [[gnu::always_inline]] inline JobRecord &write_record(Stage &s, const rbln::detail::DeviceState &dev,
 						 unsigned device,
 						 uint64_t id, uint64_t seqno, unsigned engine,
 						 unsigned chiplet, std::string_view label, uint64_t bytes,
 						 std::span<const uint64_t> after, uint64_t submit_ns,
-						 bool old_driver)
+						 bool old_driver, const drm_rbln_submit *reported)
 {
 	JobRecord &r = s.chunk->records[s.used];
 	r.id = id;
 	r.seqno = seqno;
 	r.bytes = bytes;
-	r.submit_ns = submit_ns;
 	r.dev = &dev;
 	r.label = s.label_next;
 	r.device = device;
@@ -84,7 +83,16 @@ inline bool has_room(const Stage &s, std::string_view label)
 	r.chiplet = uint8_t(chiplet);
 	r.label_size = uint8_t(label.size());
 	// start_ns, end_ns, status and timed_out only come with device_times.
-	r.device_times = false;
+	if (reported) {
+		r.submit_ns = reported->submit_ns;
+		r.start_ns = reported->start_ns;
+		r.end_ns = reported->end_ns;
+		r.status = reported->status;
+		r.timed_out = reported->time_flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
+	} else {
+		r.submit_ns = submit_ns;
+	}
+	r.device_times = reported;
 	r.old_driver = old_driver;
 	for (size_t i = 0; i < after.size() && i < kInlineAfters; i++)
 		r.after[i] = after[i];
