@@ -1010,29 +1010,28 @@ int rbln_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 
 /*
  * Writes the out fields of @s to the element at @elem, @size bytes long:
- * seqno, and ended and status where the element has them.
+ * seqno, and each of ended to time_flags that the element has, as one piece
+ * (one copy fewer per element: they are contiguous, and whole, since
+ * submit_size is a multiple of 8; reserved3, the caller's, is not written).
  */
 static int rbln_batch_write_back(char __user *elem, u32 size, const struct drm_rbln_submit *s)
 {
 	const size_t ended = offsetof(struct drm_rbln_submit, ended);
-	const size_t times = offsetof(struct drm_rbln_submit, submit_ns);
+	const size_t last = offsetofend(struct drm_rbln_submit, time_flags);
 
 	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, status) !=
 		     offsetofend(struct drm_rbln_submit, ended));
-	BUILD_BUG_ON(times != offsetofend(struct drm_rbln_submit, status));
-	/* submit_size is a multiple of 8: one that holds time_flags holds reserved3. */
-	BUILD_BUG_ON(offsetofend(struct drm_rbln_submit, reserved3) !=
-		     ALIGN(offsetofend(struct drm_rbln_submit, time_flags), sizeof(u64)));
+	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, submit_ns) !=
+		     offsetofend(struct drm_rbln_submit, status));
+	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, time_flags) !=
+		     offsetofend(struct drm_rbln_submit, end_ns));
+	/* One that holds time_flags holds reserved3 (REPORT_TIMES' room check). */
+	BUILD_BUG_ON(offsetofend(struct drm_rbln_submit, reserved3) != ALIGN(last, sizeof(u64)));
 	if (copy_to_user(elem + offsetof(struct drm_rbln_submit, seqno), &s->seqno,
 			 sizeof(s->seqno)))
 		return -EFAULT;
 	if (size >= offsetofend(struct drm_rbln_submit, status) &&
-	    copy_to_user(elem + ended, &s->ended, sizeof(s->ended) + sizeof(s->status)))
-		return -EFAULT;
-	/* The times as one piece, up to time_flags (reserved3 is the caller's). */
-	if (size >= offsetofend(struct drm_rbln_submit, time_flags) &&
-	    copy_to_user(elem + times, &s->submit_ns,
-			 offsetofend(struct drm_rbln_submit, time_flags) - times))
+	    copy_to_user(elem + ended, &s->ended, min_t(size_t, size, last) - ended))
 		return -EFAULT;
 	return 0;
 }

@@ -155,10 +155,11 @@ public:
 		if (profile::detail::active()) {
 			profile::detail::check_environment();
 			job_->profile_id = profile::detail::next_job_id();
-			// A driver since interface 14 gives the job's own submit time
-			// (SUBMIT_TIMES), which replaces this placeholder; before, this is it.
-			submit_ns_ = state->uapi_version >= 14 ? profile::detail::coarse_monotonic_ns()
-							       : profile::detail::monotonic_ns();
+			// Before interface 14 the driver gives no times: this is its
+			// submit time.  Since, a placeholder is read once SUBMIT
+			// returned, only for a job that did not bring its times.
+			if (state->uapi_version < 14)
+				submit_ns_ = profile::detail::monotonic_ns();
 			for (const Job &a : after)
 				if (a.state_->profile_id)
 					profile_after_.push_back(a.state_->profile_id);
@@ -228,9 +229,11 @@ public:
 			try {
 				// Its times came with its end (REPORT_TIMES), or come from the ring.
 				const bool timed = done.ended && done.flags & DRM_RBLN_SUBMIT_REPORT_TIMES;
+				const uint64_t now = timed ? done.end_ns
+						   : submit_ns_ ? submit_ns_ : profile::detail::coarse_monotonic_ns();
 				profile::detail::job_submitted(*job_->dev, job_->profile_id, done.seqno,
 							       unsigned(engine_), chiplet_, label_, bytes_,
-							       profile_after_.span(), submit_ns_,
+							       profile_after_.span(), now,
 							       timed ? &done : nullptr);
 			} catch (...) {
 				// The job went in; a profiler out of memory must not lose it.
@@ -250,7 +253,7 @@ private:
 	std::optional<detail::PooledSyncobj> out_;
 	std::shared_ptr<detail::JobState> job_;
 	// The profiler's view (profiling on only): what it waited for, its size,
-	// and when it was handed over.
+	// and, before interface 14, when it was handed over.
 	detail::SmallVector<uint64_t, 4> profile_after_;
 	uint64_t bytes_ = 0;
 	uint64_t submit_ns_ = 0;

@@ -49,8 +49,9 @@ void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqn
 // SUBMIT took job @id: its description, for the trace.  Its times came with
 // its end (@reported: SUBMIT's args, DRM_RBLN_SUBMIT_REPORT_TIMES), or come
 // from the driver later: after about every 1024 jobs, when its device
-// closes, and when a file is written.  @submit_ns, its placeholder until then, also
-// tells whether counters are due (no clock read here).  Nearly always a
+// closes, and when a file is written.  @submit_ns: its placeholder until
+// then (with @reported, its end), which also tells whether counters are due
+// (no clock read here).  Nearly always a
 // record written into the thread's own chunk (staging.h): no lock, and no
 // call but the one that finds the chunk (__tls_get_addr, in the .so).
 // Always inline: a call passing nine arguments costs as much as the record.

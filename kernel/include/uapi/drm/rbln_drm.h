@@ -438,8 +438,8 @@ struct drm_rbln_submit {
  * exactly as DRM_IOCTL_RBLN_SUBMIT would submit it (same rules, same errors),
  * in array order, so an element's in_syncs may name the out_sync of an
  * earlier one and wait for that job.  Only the out fields of an element are
- * written (seqno, and ended and status, and submit_ns to time_flags, where
- * submit_size covers them), and
+ * written (seqno, and each of ended to time_flags that submit_size covers),
+ * and
  * only of the elements submitted and of the one that stopped the batch if it
  * could be read and checked (zeros there); the rest is left as it was.
  *
