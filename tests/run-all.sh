@@ -184,7 +184,7 @@ fi
 # history, on one kernel (the library's fallbacks do not depend on it).
 ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
 if [ -n "$ok" ]; then
-	echo "=== libdevmgr against rbln.ko of every older interface (9 to 14, those below this tree's) on $ok"
+	echo "=== libdevmgr against rbln.ko of every older interface (9 to 15, those below this tree's) on $ok"
 	out=$build/vm/old-drivers
 	"$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"
 	vm_rc=$?
