@@ -28,8 +28,8 @@ uint64_t monotonic_ns()
 	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
-int submit_flags(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c, uint32_t flags,
-		 uint64_t *seqno)
+// A SUBMIT of the one copy @c (kept alive by the caller) on @engine of @chiplet.
+drm_rbln_submit one_copy(const drm_rbln_copy &c, uint32_t engine, uint32_t chiplet, uint32_t flags)
 {
 	drm_rbln_submit args{};
 	args.engine = engine;
@@ -38,6 +38,13 @@ int submit_flags(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c, uin
 	args.copy_count = 1;
 	args.copy_size = sizeof(c);
 	args.flags = flags;
+	return args;
+}
+
+int submit_flags(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c, uint32_t flags,
+		 uint64_t *seqno)
+{
+	drm_rbln_submit args = one_copy(c, engine, chiplet, flags);
 	if (::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &args))
 		return errno;
 	*seqno = args.seqno;
@@ -370,17 +377,11 @@ TEST_F(JobTimes, RecordsAcrossTheRingsEndComeInOrder)
 
 namespace {
 
-// A SUBMIT of one copy on @engine of @chiplet with @flags, its out fields
-// (the times too) preset to garbage: SUBMIT must set each.
+// one_copy() with its out fields (the times too) preset to garbage: SUBMIT
+// must set each.
 drm_rbln_submit report_args(const drm_rbln_copy &c, uint32_t engine, uint32_t chiplet, uint32_t flags)
 {
-	drm_rbln_submit s{};
-	s.engine = engine;
-	s.chiplet = chiplet;
-	s.copies = reinterpret_cast<uintptr_t>(&c);
-	s.copy_count = 1;
-	s.copy_size = sizeof(c);
-	s.flags = flags;
+	drm_rbln_submit s = one_copy(c, engine, chiplet, flags);
 	s.ended = 7;
 	s.submit_ns = s.start_ns = s.end_ns = ~0ull;
 	s.time_flags = ~0u;
