@@ -439,9 +439,8 @@ struct drm_rbln_submit {
  * in array order, so an element's in_syncs may name the out_sync of an
  * earlier one and wait for that job.  Only the out fields of an element are
  * written (seqno, and each of ended to time_flags that submit_size covers),
- * and
- * only of the elements submitted and of the one that stopped the batch if it
- * could be read and checked (zeros there); the rest is left as it was.
+ * and only of the elements submitted and of the one that stopped the batch
+ * if it could be read and checked (zeros there); the rest is left as it was.
  *
  * The first element that cannot be submitted stops the batch.  If the call
  * fails, nothing was submitted.  Otherwise .submitted elements were (their
@@ -486,10 +485,10 @@ struct drm_rbln_submit_batch {
  * started it (the scheduler ran it, or it ran inside SUBMIT; a job begun
  * there that handed its rest to the scheduler: when the rest ran, so the
  * part done inside SUBMIT is not in [start_ns, end_ns]; if the rest never
- * ran, when that part began); end_ns
- * when it ended (the hardware fence's timestamp).  A job that never ran on
- * its engine (cancelled, or failed because an input failed) has no
- * DRM_RBLN_JOB_TIME_RAN and start_ns == end_ns, the moment it was ended.
+ * ran, when that part began); end_ns when it ended (the hardware fence's
+ * timestamp).  A job that never ran on its engine (cancelled, or failed
+ * because an input failed) has no DRM_RBLN_JOB_TIME_RAN and start_ns ==
+ * end_ns, the moment it was ended.
  * submit_ns <= start_ns <= end_ns always.
  */
 #define DRM_RBLN_JOB_TIME_RAN		(1U << 0)	/* it ran on its engine */
@@ -518,8 +517,8 @@ struct drm_rbln_job_time {
  * there, so no privilege is
  * needed.  A job's record is there once WAIT returned for it (or once it
  * ended inside SUBMIT, unless SUBMIT reported its times:
- * DRM_RBLN_SUBMIT_REPORT_TIMES).  Fills up to .count entries of .entry_size bytes (>=
- * sizeof(struct drm_rbln_job_time), at most 4096; a larger element's tail is
+ * DRM_RBLN_SUBMIT_REPORT_TIMES).  Fills up to .count entries of .entry_size
+ * bytes (>= sizeof(struct drm_rbln_job_time), at most 4096; a larger element's tail is
  * zeroed) and sets .count to the number written, .pending to those left in
  * the ring, and .lost to the records dropped since the last call because the
  * ring held DRM_RBLN_JOB_TIMES_RING already.  -EINVAL: flags, reserved or a
