@@ -46,4 +46,17 @@ struct JobRecord {
 static_assert(DRM_RBLN_MAX_IN_SYNCS <= UINT8_MAX && DRM_RBLN_LABEL_MAX <= UINT8_MAX);
 static_assert(sizeof(JobRecord) == 96);
 
+// @j's device times, from the driver's JOB_TIMES record or SUBMIT's report
+// (@flags: DRM_RBLN_JOB_TIME_*).
+inline void set_device_times(JobRecord &j, uint64_t submit_ns, uint64_t start_ns, uint64_t end_ns,
+			     int32_t status, uint32_t flags)
+{
+	j.submit_ns = submit_ns;
+	j.start_ns = start_ns;
+	j.end_ns = end_ns;
+	j.status = status;
+	j.timed_out = flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
+	j.device_times = true;
+}
+
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail

@@ -346,12 +346,7 @@ struct Recorder {
 
 	static void set_device_times(JobRecord &j, const drm_rbln_job_time &r)
 	{
-		j.submit_ns = r.submit_ns;
-		j.start_ns = r.start_ns;
-		j.end_ns = r.end_ns;
-		j.status = r.status;
-		j.timed_out = r.flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
-		j.device_times = true;
+		detail::set_device_times(j, r.submit_ns, r.start_ns, r.end_ns, r.status, r.flags);
 	}
 
 	// Every job staged so far with its device times, those that have them.

@@ -84,15 +84,12 @@ inline bool has_room(const Stage &s, std::string_view label)
 	r.label_size = uint8_t(label.size());
 	// start_ns, end_ns, status and timed_out only come with device_times.
 	if (reported) {
-		r.submit_ns = reported->submit_ns;
-		r.start_ns = reported->start_ns;
-		r.end_ns = reported->end_ns;
-		r.status = reported->status;
-		r.timed_out = reported->time_flags & DRM_RBLN_JOB_TIME_TIMED_OUT;
+		set_device_times(r, reported->submit_ns, reported->start_ns, reported->end_ns,
+				 reported->status, reported->time_flags);
 	} else {
 		r.submit_ns = submit_ns;
+		r.device_times = false;
 	}
-	r.device_times = reported;
 	r.old_driver = old_driver;
 	for (size_t i = 0; i < after.size() && i < kInlineAfters; i++)
 		r.after[i] = after[i];
