@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -27,7 +28,13 @@ struct File {
 	Options options;
 	uint64_t last_seqno = 0;
 	uint32_t next_handle = 1;
-	uint64_t clock = 1'000'000;
+	// CLOCK_MONOTONIC, as the driver's times: the recorder compares them
+	// with its own clock readings (when counters are due).
+	uint64_t clock = [] {
+		timespec ts{};
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+	}();
 	std::deque<drm_rbln_job_time> ring, held;
 };
 
