@@ -51,6 +51,17 @@ int submit_flags(int fd, uint32_t engine, uint32_t chiplet, drm_rbln_copy c, uin
 	return 0;
 }
 
+// A job that ran and succeeded between @t0 and @t1, by its device times.
+void expect_ran_within(const drm_rbln_job_time &r, uint64_t t0, uint64_t t1)
+{
+	EXPECT_EQ(r.status, 0);
+	EXPECT_EQ(r.flags, uint32_t{DRM_RBLN_JOB_TIME_RAN});
+	EXPECT_LE(t0, r.submit_ns) << "CLOCK_MONOTONIC";
+	EXPECT_LE(r.submit_ns, r.start_ns);
+	EXPECT_LT(r.start_ns, r.end_ns) << "it ran for some time";
+	EXPECT_LE(r.end_ns, t1);
+}
+
 // JOB_TIMES: 0 or errno; @out gets what was written.
 int job_times(int fd, std::vector<drm_rbln_job_time> &out, uint32_t room, drm_rbln_job_times *ret = nullptr)
 {
@@ -148,12 +159,7 @@ TEST_F(JobTimes, EachAskedJobOnceWithinItsSubmitAndEnd)
 		EXPECT_EQ(r.engine, asked[r.seqno].engine);
 		EXPECT_EQ(r.chiplet, asked[r.seqno].chiplet);
 		asked.erase(r.seqno);
-		EXPECT_EQ(r.status, 0);
-		EXPECT_EQ(r.flags, uint32_t{DRM_RBLN_JOB_TIME_RAN});
-		EXPECT_LE(t0, r.submit_ns) << "CLOCK_MONOTONIC";
-		EXPECT_LE(r.submit_ns, r.start_ns);
-		EXPECT_LT(r.start_ns, r.end_ns) << "it ran for some time";
-		EXPECT_LE(r.end_ns, t1);
+		expect_ran_within(r, t0, t1);
 		const uint32_t key = r.chiplet * 8 + r.engine;
 		EXPECT_LE(last_end[key], r.start_ns) << "jobs of one engine overlap";
 		last_end[key] = r.end_ns;
@@ -411,12 +417,8 @@ TEST_F(JobTimes, AJobEndedInsideSubmitReportsItsTimesThere)
 	ASSERT_EQ(::ioctl(fd, DRM_IOCTL_RBLN_SUBMIT, &direct), 0) << strerror(errno);
 	const uint64_t t1 = monotonic_ns();
 	ASSERT_EQ(direct.ended, 1u) << "a 4 KiB job for an idle engine runs inside SUBMIT";
-	EXPECT_EQ(direct.status, 0);
-	EXPECT_EQ(direct.time_flags, uint32_t{DRM_RBLN_JOB_TIME_RAN});
-	EXPECT_LE(t0, direct.submit_ns) << "CLOCK_MONOTONIC";
-	EXPECT_LE(direct.submit_ns, direct.start_ns);
-	EXPECT_LT(direct.start_ns, direct.end_ns) << "it ran for some time";
-	EXPECT_LE(direct.end_ns, t1);
+	expect_ran_within({direct.seqno, direct.submit_ns, direct.start_ns, direct.end_ns, direct.status,
+			   direct.time_flags, direct.chiplet, direct.engine}, t0, t1);
 
 	drm_rbln_submit queued{};
 	{
