@@ -1025,6 +1025,8 @@ static int rbln_batch_write_back(char __user *elem, u32 size, const struct drm_r
 		     offsetofend(struct drm_rbln_submit, status));
 	BUILD_BUG_ON(offsetof(struct drm_rbln_submit, time_flags) !=
 		     offsetofend(struct drm_rbln_submit, end_ns));
+	/* Whole u64s at any size SUBMIT_BATCH accepts (a multiple of 8, checked there). */
+	BUILD_BUG_ON(!IS_ALIGNED(offsetof(struct drm_rbln_submit, submit_ns), sizeof(u64)));
 	/* One that holds time_flags holds reserved3 (REPORT_TIMES' room check). */
 	BUILD_BUG_ON(offsetofend(struct drm_rbln_submit, reserved3) != ALIGN(last, sizeof(u64)));
 	if (copy_to_user(elem + offsetof(struct drm_rbln_submit, seqno), &s->seqno,
