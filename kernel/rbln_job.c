@@ -975,9 +975,11 @@ static int rbln_submit(struct drm_device *drm, struct drm_rbln_submit *args,
 	job->seqno = client->last_seqno + 1;
 	ended = args->flags & DRM_RBLN_SUBMIT_REPORT_END;
 	/* A file's first SUBMIT_TIMES job waits for its ring's allocation. */
-	if (job->want_times && !client->times)
+	ret = 0;
+	if (job->want_times && !client->times) {
 		rbln_job_note_submit(job);
-	ret = job->want_times ? rbln_times_enable(client) : 0;
+		ret = rbln_times_enable(client);
+	}
 	if (!ret)
 		ret = rbln_job_launch(client, job, &ended);
 	if (!ret) {

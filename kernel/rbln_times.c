@@ -87,8 +87,11 @@ static u64 rbln_fence_time_ns(struct dma_fence *fence, u64 fallback)
 	return fallback;
 }
 
-/* @job's record, as JOB_TIMES gives it. */
-static void rbln_times_fill(const struct rbln_job *job, struct drm_rbln_job_time *out)
+/*
+ * @job's record, as JOB_TIMES gives it.  Inline: SUBMIT's report reads only
+ * the times, and a profiled job's SUBMIT pays no call for it.
+ */
+static __always_inline struct drm_rbln_job_time rbln_times_of(const struct rbln_job *job)
 {
 	struct drm_rbln_job_time rec = {
 		.seqno = job->seqno,
@@ -116,7 +119,7 @@ static void rbln_times_fill(const struct rbln_job *job, struct drm_rbln_job_time
 	rec.end_ns = max(end, rec.start_ns);
 	if (!(rec.flags & DRM_RBLN_JOB_TIME_RAN))
 		rec.start_ns = rec.end_ns;
-	*out = rec;
+	return rec;
 }
 
 void rbln_times_record(struct rbln_job *job)
@@ -126,7 +129,7 @@ void rbln_times_record(struct rbln_job *job)
 
 	if (WARN_ON_ONCE(!times))
 		return;
-	rbln_times_fill(job, &rec);
+	rec = rbln_times_of(job);
 	spin_lock(&times->lock);
 	if (times->count < DRM_RBLN_JOB_TIMES_RING) {
 		times->ring[(times->head + times->count) % DRM_RBLN_JOB_TIMES_RING] = rec;
@@ -137,20 +140,25 @@ void rbln_times_record(struct rbln_job *job)
 	spin_unlock(&times->lock);
 }
 
-void rbln_times_report(struct rbln_job *job, struct drm_rbln_submit *args, bool ended)
+/* SUBMIT's own fields, written from @job's record (kept in registers). */
+static __always_inline void rbln_times_to_args(const struct rbln_job *job,
+					       struct drm_rbln_submit *args)
 {
-	struct drm_rbln_job_time rec;
+	const struct drm_rbln_job_time rec = rbln_times_of(job);
 
-	/* No record and no JOB_TIMES for it: the cost of a profiler's small job. */
-	if (!ended || !(args->flags & DRM_RBLN_SUBMIT_REPORT_TIMES)) {
-		rbln_times_record(job);
-		return;
-	}
-	rbln_times_fill(job, &rec);
 	args->submit_ns = rec.submit_ns;
 	args->start_ns = rec.start_ns;
 	args->end_ns = rec.end_ns;
 	args->time_flags = rec.flags;
+}
+
+void rbln_times_report(struct rbln_job *job, struct drm_rbln_submit *args, bool ended)
+{
+	/* No record and no JOB_TIMES for it: the cost of a profiler's small job. */
+	if (ended && args->flags & DRM_RBLN_SUBMIT_REPORT_TIMES)
+		rbln_times_to_args(job, args);
+	else
+		rbln_times_record(job);
 }
 
 /*
