@@ -499,9 +499,11 @@ int main(int argc, char **argv)
 				std::remove(f.c_str());
 			session.reset();
 		}, kProfiledRounds);
-	// The same switch doing nothing: what the two figures above read when
-	// nothing differs (their noise and any bias of the method).
-	const Figure control = !syncobjs ? Figure{} : switched(chain_lib_once, [] {}, [] {});
+	// The same switch doing nothing, in as many rounds as the profiled
+	// figure: what it and the tracepoints' below read when nothing differs
+	// (their noise and any bias of the method).
+	const Figure control = !syncobjs ? Figure{} : switched(chain_lib_once, [] {}, [] {},
+								kProfiledRounds);
 	// The driver's side of rbln-smi trace record: its tracepoints on.
 	const char *rbln_events = "/sys/kernel/tracing/events/rbln/enable";
 	const bool tracing = tracefs_write(rbln_events, "0");
