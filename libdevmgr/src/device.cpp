@@ -121,6 +121,10 @@ std::shared_ptr<detail::DeviceState> detail::open_node(const std::string &path,
 		.node = path,
 	};
 	state->uapi_version = di.uapi_version;
+	if (state->uapi_version >= 14)
+		state->profile_submit_flags |= DRM_RBLN_SUBMIT_TIMES;
+	if (state->uapi_version >= 16 && state->reports_end())
+		state->profile_submit_flags |= DRM_RBLN_SUBMIT_REPORT_TIMES;
 	// A driver before 15 writes only its 208 bytes: the rest stays zero.
 	state->pci_link = {di.pci_link_speed_mts, di.pci_link_width};
 	detail::check_device_abi(*state);

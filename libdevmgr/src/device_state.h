@@ -40,6 +40,10 @@ struct DeviceState {
 	// The most bytes one job may copy (interface 13; no limit before), asked once.
 	uint64_t job_max_bytes() const;
 
+	// SUBMIT's flags for a profiled job: the driver keeps its device times
+	// (DRM_RBLN_SUBMIT_TIMES, interface 14), and gives those of a job that
+	// ended inside SUBMIT there (REPORT_TIMES, 16).  Set at open.
+	uint32_t profile_submit_flags = 0;
 	// When the profiler's counters are next due, at a submit (recorder.cpp):
 	// the submit path compares its placeholder time, no lock taken.
 	mutable std::atomic<uint64_t> profile_sample_ns{0};

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "job_state.h"
-#include "profile/recorder.h"
+#include "profile/job_draft.h"
 #include "rbln_drm.h"
 #include "small_vector.h"
 
@@ -145,24 +145,21 @@ public:
 			in_.add(*state, *after[i].state_);
 		}
 		std::span<drm_rbln_copy> d = descs_.span();
+		uint64_t bytes = 0;
 		for (size_t i = 0; i < copies.size(); i++) {
 			const Copy &c = copies[i];
 			d[i] = {c.src.handle(), c.dst.handle(), c.src_offset, c.dst_offset, c.size};
-			bytes_ += c.size;	// for the profiler: here, not in a loop of its own
+			bytes += c.size;	// for the profiler: here, not in a loop of its own
 		}
 		if (state->has_syncobjs())
 			out_.emplace(*state);
 		if (profile::detail::active()) {
 			profile::detail::check_environment();
 			job_->profile_id = profile::detail::next_job_id();
-			// Before interface 14 the driver gives no times: this is its
-			// submit time.  Since, a placeholder is read once SUBMIT
-			// returned, only for a job that did not bring its times.
-			if (state->uapi_version < 14)
-				submit_ns_ = profile::detail::monotonic_ns();
+			profile_.begin(*state, job_->profile_id, unsigned(engine), chiplet, label_.size(),
+				       bytes);
 			for (const Job &a : after)
-				if (a.state_->profile_id)
-					profile_after_.push_back(a.state_->profile_id);
+				profile_.after(a.state_->profile_id);
 		}
 	}
 
@@ -172,8 +169,8 @@ public:
 		need_syncobjs(*dev_, **state_);
 		detail::check_dependency_count(**state_, in_.syncs().size() + 1);
 		in_.add_same_file(earlier.out_->get());
-		if (earlier.job_->profile_id)
-			profile_after_.push_back(earlier.job_->profile_id);
+		if (job_->profile_id)
+			profile_.after(earlier.job_->profile_id);
 	}
 
 	drm_rbln_submit args() const
@@ -188,12 +185,8 @@ public:
 		a.label = label_.empty() ? 0 : reinterpret_cast<uintptr_t>(label_.c_str());
 		// A job that ends inside SUBMIT is reported there: its wait() needs no call.
 		a.flags = state.reports_end() ? DRM_RBLN_SUBMIT_REPORT_END : 0;
-		// Profiled: the driver keeps its device times for us (interface 14),
-		// and gives those of a job that ended inside SUBMIT there (16).
-		if (job_->profile_id && state.uapi_version >= 14)
-			a.flags |= DRM_RBLN_SUBMIT_TIMES;
-		if (job_->profile_id && state.uapi_version >= 16 && state.reports_end())
-			a.flags |= DRM_RBLN_SUBMIT_REPORT_TIMES;
+		if (job_->profile_id)
+			a.flags |= state.profile_submit_flags;
 		a.in_syncs = reinterpret_cast<uintptr_t>(in_.syncs().data());
 		a.in_sync_count = uint32_t(in_.syncs().size());
 		a.out_sync.handle = out_ ? out_->get() : 0;
@@ -227,14 +220,7 @@ public:
 		job_->ended_status = job_->ended ? done.status : 0;
 		if (job_->profile_id) {
 			try {
-				// Its times came with its end (REPORT_TIMES), or come from the ring.
-				const bool timed = done.ended && done.flags & DRM_RBLN_SUBMIT_REPORT_TIMES;
-				const uint64_t now = timed ? done.end_ns
-						   : submit_ns_ ? submit_ns_ : profile::detail::coarse_monotonic_ns();
-				profile::detail::job_submitted(*job_->dev, job_->profile_id, done.seqno,
-							       unsigned(engine_), chiplet_, label_, bytes_,
-							       profile_after_.span(), now,
-							       timed ? &done : nullptr);
+				profile_.submitted(label_, done);
 			} catch (...) {
 				// The job went in; a profiler out of memory must not lose it.
 			}
@@ -252,11 +238,7 @@ private:
 	InSyncs in_;
 	std::optional<detail::PooledSyncobj> out_;
 	std::shared_ptr<detail::JobState> job_;
-	// The profiler's view (profiling on only): what it waited for, its size,
-	// and, before interface 14, when it was handed over.
-	detail::SmallVector<uint64_t, 4> profile_after_;
-	uint64_t bytes_ = 0;
-	uint64_t submit_ns_ = 0;
+	profile::detail::JobDraft profile_;	// written only when profiling
 };
 
 } // namespace detail

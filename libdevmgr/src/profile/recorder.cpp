@@ -263,11 +263,11 @@ struct Recorder {
 		}
 	}
 
-	// Room in @s for a record with @label: a chunk (a spare, or a new one
-	// when none is left) for its first job or when the last is full,
-	// registered on its first: its thread's end takes what
-	// it staged; a fresh label chunk too when @label does not fit.
-	void make_room_locked(Stage &s, std::string_view label);
+	// Room in @s for a record with a label of @label_size bytes: a chunk
+	// (a spare, or a new one when none is left) for its first job or when
+	// the last is full, registered on its first: its thread's end takes
+	// what it staged; a fresh label chunk too when the label does not fit.
+	void make_room_locked(Stage &s, size_t label_size);
 
 	bool drain_due_locked() const
 	{
@@ -527,9 +527,9 @@ struct ThreadStage {
 };
 thread_local ThreadStage t_stage_owner;
 
-void Recorder::make_room_locked(Stage &s, std::string_view label)
+void Recorder::make_room_locked(Stage &s, size_t label_size)
 {
-	if (label.size() > size_t(s.label_end - s.label_next)) {
+	if (label_size > size_t(s.label_end - s.label_next)) {
 		label_chunks.push_back(std::make_unique_for_overwrite<LabelChunk>());
 		s.label_next = label_chunks.back()->bytes;
 		s.label_end = s.label_next + kLabelChunk;
@@ -565,34 +565,72 @@ void fail_bad_environment()
 					       "FALSE, NO or nothing not to", r.env_value));
 }
 
-void record_job(const rbln::detail::DeviceState &dev, uint64_t id, uint64_t seqno, unsigned engine,
-		unsigned chiplet, std::string_view label, uint64_t bytes,
-		std::span<const uint64_t> after, uint64_t submit_ns, const drm_rbln_submit *reported)
+// job_submitted()'s way through the recorder's lock: the thread's first job
+// or a full chunk, a drain or counters due, an old driver, many dependencies.
+[[gnu::noinline]] static void record_job(const JobRecord &draft, const drm_rbln_submit &done,
+					 bool reported, const uint64_t *more_after, uint64_t now)
 {
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
 	if (!r.open_runs)
 		return;		// the last session ended meanwhile
 	Stage &s = t_stage;
-	if (!has_room(s, label))
-		r.make_room_locked(s, label);
-	JobRecord &j = write_record(s, dev, dev.info.index, id, seqno, engine, chiplet, label, bytes,
-				    after, submit_ns, dev.uapi_version < 14, reported);
-	if (after.size() > kInlineAfters) {
+	if (!has_room(s, draft.label_size))
+		r.make_room_locked(s, draft.label_size);
+	JobRecord &j = write_record(s, draft, done, reported);
+	if (j.after_count > kInlineAfters) {
 		j.after[0] = r.afters.size();
-		r.afters.insert(r.afters.end(), after.begin(), after.end());
+		r.afters.insert(r.afters.end(), more_after, more_after + j.after_count);
 	}
-	s.chunk->published.store(++s.used, std::memory_order_release);
+	publish(s);
 	// Here anyway: this thread's jobs become the recorder's, and every
 	// thread's when a drain is due (by job id: all threads' jobs count).
 	r.take_locked(s);
-	if (!(id & (kDrainEvery - 1)) || r.drain_due_locked()) {
+	if (!(j.id & (kDrainEvery - 1)) || r.drain_due_locked()) {
 		r.take_all_locked();
 		for (DeviceLog &log : r.logs)
 			if (log.waiting.waiting() >= log.drain_at)
 				r.drain_locked(log);	// samples the counters too
 	}
-	r.sample_locked(r.log_locked(dev), submit_ns);
+	r.sample_locked(r.log_locked(*draft.dev), now);
+}
+
+// @draft's job into the thread's chunk; @now: its end or its placeholder,
+// which also tells whether counters are due.
+[[gnu::always_inline]] static inline void record(JobRecord &draft, const drm_rbln_submit &done,
+						 bool reported, const uint64_t *more_after,
+						 uint64_t now)
+{
+	// The empty asm hides where the pointer came from: GCC would otherwise
+	// call __tls_get_addr (in the .so) again for the write after the stores.
+	Stage *sp = &t_stage;
+	__asm__("" : "+r"(sp));
+	Stage &s = *sp;
+	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
+	if (!has_room(s, draft.label_size) || !(draft.id & (kDrainEvery - 1)) ||
+	    draft.after_count > kInlineAfters ||
+	    now >= draft.dev->profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
+		return record_job(draft, done, reported, more_after, now);
+	write_record(s, draft, done, reported);
+	publish(s);
+}
+
+// A job whose times come later, from the driver's ring (or never, from a
+// driver before 14): a placeholder until then, read from no precise clock.
+[[gnu::noinline]] static void record_untimed(JobRecord &draft, const drm_rbln_submit &done,
+					     const uint64_t *more_after)
+{
+	if (!draft.old_driver)
+		draft.submit_ns = coarse_monotonic_ns();
+	record(draft, done, false, more_after, draft.submit_ns);
+}
+
+void job_submitted(JobRecord &draft, const drm_rbln_submit &done, const uint64_t *more_after)
+{
+	// Its times came with its end: REPORT_TIMES (set only for a driver that has it).
+	if (!done.ended || !(done.flags & DRM_RBLN_SUBMIT_REPORT_TIMES))
+		return record_untimed(draft, done, more_after);
+	record(draft, done, true, more_after, done.end_ns);
 }
 
 void device_closing(const rbln::detail::DeviceState &dev)

@@ -15,8 +15,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <span>
-#include <string_view>
 
 #include "job_record.h"
 #include "rbln/abi_namespace.hpp"
@@ -56,49 +54,36 @@ struct Stage {
 // ctypes, say) could fail to load it once glibc's static TLS reserve is used.
 extern constinit thread_local Stage t_stage;
 
-// Whether @s has room for a record with @label.
-inline bool has_room(const Stage &s, std::string_view label)
+// Whether @s has room for a record with a label of @label_size bytes.
+inline bool has_room(const Stage &s, size_t label_size)
 {
-	return s.used < kChunkJobs && label.size() <= size_t(s.label_end - s.label_next);
+	return s.used < kChunkJobs && label_size <= size_t(s.label_end - s.label_next);
 }
 
-// Writes job @id's record into @s (not yet published); it has room, and
-// @after fits inline.  @reported: SUBMIT gave its device times (or nullptr).
-[[gnu::always_inline]] inline JobRecord &write_record(Stage &s, const rbln::detail::DeviceState &dev,
-						 unsigned device,
-						 uint64_t id, uint64_t seqno, unsigned engine,
-						 unsigned chiplet, std::string_view label, uint64_t bytes,
-						 std::span<const uint64_t> after, uint64_t submit_ns,
-						 bool old_driver, const drm_rbln_submit *reported)
+// Writes @draft's job, as SUBMIT returned it (@done; @reported: with its
+// device times), into @s (not yet published); it has room.
+[[gnu::always_inline]] inline JobRecord &write_record(Stage &s, const JobRecord &draft,
+						 const drm_rbln_submit &done, bool reported)
 {
 	JobRecord &r = s.chunk->records[s.used];
-	r.id = id;
-	r.seqno = seqno;
-	r.bytes = bytes;
-	r.dev = &dev;
-	r.label = s.label_next;
-	r.device = device;
-	r.after_count = uint8_t(after.size());
-	r.engine = uint8_t(engine);
-	r.chiplet = uint8_t(chiplet);
-	r.label_size = uint8_t(label.size());
-	// start_ns, end_ns, status and timed_out only come with device_times.
-	if (reported) {
-		set_device_times(r, reported->submit_ns, reported->start_ns, reported->end_ns,
-				 reported->status, reported->time_flags);
-	} else {
-		r.submit_ns = submit_ns;
-		r.device_times = false;
-	}
-	r.old_driver = old_driver;
-	for (size_t i = 0; i < after.size() && i < kInlineAfters; i++)
-		r.after[i] = after[i];
+	r = draft;
+	r.seqno = done.seqno;
+	if (reported)
+		set_device_times(r, done.submit_ns, done.start_ns, done.end_ns, done.status,
+				 done.time_flags);
 	// No call for a job without a label (the bench's chain has none).
-	if (!label.empty()) {
-		std::memcpy(s.label_next, label.data(), label.size());
-		s.label_next += label.size();
+	r.label = s.label_next;		// not the caller's, which goes with its Submission
+	if (draft.label_size) {
+		std::memcpy(s.label_next, draft.label, draft.label_size);
+		s.label_next += draft.label_size;
 	}
 	return r;
+}
+
+// The record written last is the recorder's to take.
+inline void publish(Stage &s)
+{
+	s.chunk->published.store(++s.used, std::memory_order_release);
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail
