@@ -42,6 +42,7 @@ std::mutex g_mu;
 std::map<int, File> g_files;
 const Options *g_opening = nullptr;	// open() is making this file
 uint64_t g_job_times_calls = 0;
+std::function<void()> g_submit_hook;
 
 // As the driver: flags it does not know are refused, and a job ended inside
 // SUBMIT reports its times there when asked (16), else its record goes to
@@ -180,6 +181,12 @@ void release_times()
 	}
 }
 
+void on_submit(std::function<void()> hook)
+{
+	std::lock_guard lock(g_mu);
+	g_submit_hook = std::move(hook);
+}
+
 uint64_t job_times_calls()
 {
 	std::lock_guard lock(g_mu);
@@ -194,6 +201,8 @@ extern "C" int ioctl(int fd, unsigned long request, ...)
 	va_start(ap, request);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
+	std::function<void()> hook;
+	bool faked = false;
 	{
 		std::lock_guard lock(fake_npu::g_mu);
 		// DEVICE_INFO is open_node's first call on a new fd: (re)claim it.
@@ -204,11 +213,18 @@ extern "C" int ioctl(int fd, unsigned long request, ...)
 		auto it = fake_npu::g_files.find(fd);
 		if (it != fake_npu::g_files.end()) {
 			int err = fake_npu::answer(it->second, request, arg);
-			if (!err)
-				return 0;
-			errno = err;
-			return -1;
+			if (err) {
+				errno = err;
+				return -1;
+			}
+			faked = true;
+			if (request == DRM_IOCTL_RBLN_SUBMIT)
+				hook = fake_npu::g_submit_hook;
 		}
 	}
+	if (hook)
+		hook();
+	if (faked)
+		return 0;
 	return int(syscall(SYS_ioctl, fd, request, arg));
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "rbln/devmgr.hpp"
 
@@ -26,5 +27,9 @@ rbln::Device open(const Options &options = {});
 void release_times();
 // JOB_TIMES calls so far, any file.
 uint64_t job_times_calls();
+// @hook runs in each SUBMIT once it took its job, outside the fake's lock,
+// on the submitting thread (what a test does while a job is in the driver);
+// an empty one, none.
+void on_submit(std::function<void()> hook);
 
 } // namespace fake_npu

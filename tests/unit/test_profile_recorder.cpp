@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -263,6 +264,35 @@ TEST(ProfilerRecorder, JobsInFlightGetTheirTimesLater)
 	expect_chain(got, labels);
 }
 
+// One thread's jobs, some bringing their times with SUBMIT and some whose
+// times come later, interleaved in its chunk: the recorder takes over a
+// run of reported jobs without looking at them, never one that waits.
+TEST(ProfilerRecorder, ReportedAndLaterTimesInterleavedInOneThread)
+{
+	rbln::Device reports = fake_npu::open();
+	rbln::Device holds = fake_npu::open({.hold_times = true});
+	rbln::profile::Session run(dir());
+	Buffers on_reports(reports), on_holds(holds);
+	std::vector<std::string> held;
+	for (int i = 0; i < 1500; i++) {
+		const bool later = i % 7 == 3;
+		const std::string label = fmt::format("mixed_{}_{}", later ? "held" : "reported", i);
+		rbln::Device &dev = later ? holds : reports;
+		Buffers &b = later ? on_holds : on_reports;
+		dev.submit(rbln::Engine::neural_dma, 1, {{b.a, b.b, 0, 0, 4096}}, label);
+		if (later)
+			held.push_back(label);
+	}
+	fake_npu::release_times();
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 1500u);
+	for (const auto &[name, s] : got) {
+		EXPECT_TRUE(s.device_times) << name;
+		EXPECT_EQ(s.queued_ns, 100u) << name;
+	}
+	EXPECT_EQ(held.size(), 214u);
+}
+
 TEST(ProfilerRecorder, SessionsEndWhileAnotherThreadSubmits)
 {
 	rbln::Device dev = fake_npu::open();
@@ -297,6 +327,30 @@ TEST(ProfilerRecorder, SessionsEndWhileAnotherThreadSubmits)
 	EXPECT_LT(runs_of.size(), size_t(submitted.load())) << "jobs between runs are not recorded";
 	for (const auto &[name, n] : runs_of)
 		EXPECT_EQ(n, 1) << name << " in " << n << " runs";
+}
+
+// A job whose id was drawn while one run was open, and that SUBMIT took
+// after that run ended and the next began, belongs to neither.
+TEST(ProfilerRecorder, AJobSubmittedAcrossTwoRunsIsInNeither)
+{
+	rbln::Device dev = fake_npu::open();
+	Buffers buf(dev);
+	std::optional<rbln::profile::Session> run(std::in_place, dir());
+	std::string first;
+	fake_npu::on_submit([&] {
+		first = run->end();
+		run.emplace(dir());
+		fake_npu::on_submit({});
+	});
+	dev.submit(rbln::Engine::neural_dma, 1, {{buf.a, buf.b, 0, 0, 4096}}, "straddles");
+	dev.submit(rbln::Engine::neural_dma, 1, {{buf.a, buf.b, 0, 0, 4096}}, "inside");
+	const auto whole = read_run(rbln::profile::flush());	// every run's jobs
+	const auto second = read_run(run->end());
+	EXPECT_FALSE(read_run(first).contains("straddles"));
+	EXPECT_FALSE(second.contains("straddles"));
+	EXPECT_TRUE(second.contains("inside"));
+	EXPECT_FALSE(whole.contains("straddles"));
+	EXPECT_TRUE(whole.contains("inside"));
 }
 
 TEST(ProfilerRecorder, AnOldDriverGivesNoDeviceTimes)

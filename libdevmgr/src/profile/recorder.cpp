@@ -36,7 +36,7 @@ RBLN_CXX_ABI_BEGIN namespace profile::detail {
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_env_bad{false};
 std::atomic<uint64_t> g_next_job_id{1};
-constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr};
+constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0};
 // This process's pid, anew in a forked child (getpid() is a system call).
 static std::atomic<uint32_t> g_pid{uint32_t(getpid())};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
@@ -205,9 +205,20 @@ struct Recorder {
 		if (!s.chunk)
 			return;
 		Chunk &c = *s.chunk;
-		const uint32_t end = c.published.load(std::memory_order_acquire);
+		const uint64_t published = c.published.load(std::memory_order_acquire);
+		const uint32_t end = uint32_t(published), untimed = uint32_t(published >> 32);
 		// Locals, not members the stores below might alias: loaded once.
 		const uint64_t first_id = open_runs ? span_first_id : UINT64_MAX;
+		if (c.taken == end)
+			return;
+		// All came with their times, and belong to the runs open (ids
+		// rise along a chunk): kept as they are, not looked at.
+		if (untimed == c.untimed_taken && c.records[c.taken].id >= first_id) {
+			kept_jobs += end - c.taken;
+			c.taken = end;
+			return;
+		}
+		c.untimed_taken = untimed;
 		DeviceLog *log = nullptr;	// the last record's: a thread's jobs go mostly to one device
 		const rbln::detail::DeviceState *log_dev = nullptr;
 		size_t kept = 0;
@@ -522,7 +533,7 @@ struct ThreadStage {
 		std::lock_guard lock(r.mu);
 		r.take_locked(t_stage);
 		std::erase(r.stages, &t_stage);
-		t_stage = {nullptr, kChunkJobs, nullptr, nullptr};
+		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0};
 	}
 };
 thread_local ThreadStage t_stage_owner;
@@ -551,6 +562,7 @@ void Recorder::make_room_locked(Stage &s, size_t label_size)
 	s.chunk->index = uint32_t(chunks.size() - 1);
 	s.chunk->pid = g_pid.load(std::memory_order_relaxed);
 	s.used = 0;
+	s.untimed = 0;
 }
 
 [[maybe_unused]] const bool g_loaded = (recorder(), true);
@@ -582,7 +594,7 @@ void fail_bad_environment()
 		j.after[0] = r.afters.size();
 		r.afters.insert(r.afters.end(), more_after, more_after + j.after_count);
 	}
-	publish(s);
+	publish(s, reported);
 	// Here anyway: this thread's jobs become the recorder's, and every
 	// thread's when a drain is due (by job id: all threads' jobs count).
 	r.take_locked(s);
@@ -612,7 +624,7 @@ void fail_bad_environment()
 	    now >= draft.dev->profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
 		return record_job(draft, done, reported, more_after, now);
 	write_record(s, draft, done, reported);
-	publish(s);
+	publish(s, reported);
 }
 
 // A job whose times come later, from the driver's ring (or never, from a

@@ -10,6 +10,8 @@
 // read only records before `published` (its release store makes each record
 // whole before it counts).  A record taken over is the recorder's alone: its
 // device times are written there while the thread goes on with later ones.
+// Most records come with their device times (SUBMIT_REPORT_TIMES): the
+// recorder looks at each new record only when some did not.
 #pragma once
 
 #include <atomic>
@@ -28,8 +30,11 @@ constexpr uint32_t kChunkJobs = 512;
 constexpr size_t kLabelChunk = 16384;
 
 struct Chunk {
-	std::atomic<uint32_t> published{0};	// records[0, published) are written
+	// Low half: records[0, n) are written.  High half: how many of them
+	// came without device times (published in one store with n).
+	std::atomic<uint64_t> published{0};
 	uint32_t taken = 0;		// records[0, taken) are the recorder's (its lock)
+	uint32_t untimed_taken = 0;	// of them, without device times
 	uint32_t index = 0;		// in the recorder's list of chunks
 	uint32_t pid = 0;		// its records' (a forked child starts a chunk of its own)
 	JobRecord records[kChunkJobs];
@@ -46,6 +51,7 @@ struct Stage {
 	Chunk *chunk;		// nullptr until the thread's first profiled job; changed under the lock
 	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
 	char *label_next, *label_end;	// room in its label chunk (writer only)
+	uint32_t untimed;	// records written without device times (writer only)
 };
 
 // The default (global-dynamic) TLS model, not initial-exec: in the shared
@@ -80,10 +86,12 @@ inline bool has_room(const Stage &s, size_t label_size)
 	return r;
 }
 
-// The record written last is the recorder's to take.
-inline void publish(Stage &s)
+// The record written last is the recorder's to take (@reported: with its
+// device times).
+inline void publish(Stage &s, bool reported)
 {
-	s.chunk->published.store(++s.used, std::memory_order_release);
+	s.untimed += !reported;
+	s.chunk->published.store(uint64_t(s.untimed) << 32 | ++s.used, std::memory_order_release);
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail
