@@ -47,8 +47,11 @@ std::function<void()> g_submit_hook;
 // As the driver: flags it does not know are refused, and a job ended inside
 // SUBMIT reports its times there when asked (16), else its record goes to
 // the ring.  A held job (hold_times) is still in flight at SUBMIT's return.
+// A job labelled "refused" is refused, as the driver refuses a bad one.
 int submit(File &f, drm_rbln_submit &s)
 {
+	if (s.label && std::strcmp(reinterpret_cast<const char *>(s.label), "refused") == 0)
+		return EINVAL;
 	const uint32_t known = f.options.uapi_version >= 16 ? DRM_RBLN_SUBMIT_FLAGS :
 			       f.options.uapi_version >= 14 ? DRM_RBLN_SUBMIT_REPORT_END | DRM_RBLN_SUBMIT_TIMES :
 							      DRM_RBLN_SUBMIT_REPORT_END;
@@ -72,6 +75,23 @@ int submit(File &f, drm_rbln_submit &s)
 			s.time_flags = r.flags;
 		} else {
 			(f.options.hold_times ? f.held : f.ring).push_back(r);
+		}
+	}
+	return 0;
+}
+
+// Its elements in order, as SUBMIT each, up to the first refused.
+int submit_batch(File &f, drm_rbln_submit_batch &b)
+{
+	auto *subs = reinterpret_cast<drm_rbln_submit *>(b.submits);
+	b.submitted = 0;
+	b.error = 0;
+	for (uint32_t i = 0; i < b.count; i++, b.submitted++) {
+		if (int err = submit(f, subs[i])) {
+			if (!i)
+				return err;
+			b.error = -err;
+			break;
 		}
 	}
 	return 0;
@@ -139,6 +159,8 @@ int answer(File &f, unsigned long request, void *arg)
 		return 0;
 	case DRM_IOCTL_RBLN_SUBMIT:
 		return submit(f, *static_cast<drm_rbln_submit *>(arg));
+	case DRM_IOCTL_RBLN_SUBMIT_BATCH:
+		return submit_batch(f, *static_cast<drm_rbln_submit_batch *>(arg));
 	case DRM_IOCTL_RBLN_JOB_TIMES:
 		return job_times(f, *static_cast<drm_rbln_job_times *>(arg));
 	case DRM_IOCTL_GEM_CLOSE:
@@ -218,7 +240,7 @@ extern "C" int ioctl(int fd, unsigned long request, ...)
 				return -1;
 			}
 			faked = true;
-			if (request == DRM_IOCTL_RBLN_SUBMIT)
+			if (request == DRM_IOCTL_RBLN_SUBMIT && fake_npu::g_submit_hook) [[unlikely]]
 				hook = fake_npu::g_submit_hook;
 		}
 	}

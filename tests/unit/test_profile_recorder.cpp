@@ -353,6 +353,47 @@ TEST(ProfilerRecorder, AJobSubmittedAcrossTwoRunsIsInNeither)
 	EXPECT_TRUE(whole.contains("inside"));
 }
 
+// A job's record is drafted in its thread's next place while its
+// Submission is made: a batch's later jobs, a job the thread submits while
+// another is in SUBMIT (recorded first), and a refused job, never recorded,
+// leave every record whole.
+TEST(ProfilerRecorder, BatchesNestedAndRefusedJobsKeepEveryRecordWhole)
+{
+	rbln::Device dev = fake_npu::open();
+	Buffers buf(dev);
+	const rbln::Copy copy[] = {{buf.a, buf.b, 0, 0, 4096}};
+	const uint32_t first[] = {0}, second[] = {1};
+	const rbln::JobSpec batch[] = {
+		{rbln::Engine::neural_dma, 1, copy, "batch_0"},
+		{rbln::Engine::task_dma, 1, copy, "batch_1", {}, first},
+		{rbln::Engine::external_hdma, 1, copy, "batch_2", {}, second},
+	};
+	rbln::profile::Session run(dir());
+	// Room in the thread's chunk (its first job of a run may make it).
+	dev.submit(rbln::Engine::neural_dma, 1, copy, "batch_first");
+	fake_npu::on_submit([&] {
+		fake_npu::on_submit({});
+		dev.submit(rbln::Engine::task_dma, 1, copy, "batch_nested");
+	});
+	const rbln::Job before = dev.submit(rbln::Engine::neural_dma, 1, copy, "batch_before");
+	std::vector<rbln::Job> jobs;
+	dev.submit_batch(batch, jobs);
+	EXPECT_THROW(dev.submit(rbln::Engine::neural_dma, 1, copy, "refused"), rbln::Error);
+	dev.submit(rbln::Engine::task_dma, 1, copy, "batch_after", {&jobs.back(), 1});
+	const auto got = read_run(run.end());
+	const std::map<std::string, std::set<std::string>> want = {
+		{"batch_first", {}}, {"batch_before", {}}, {"batch_nested", {}}, {"batch_0", {}},
+		{"batch_1", {"batch_0"}}, {"batch_2", {"batch_1"}}, {"batch_after", {"batch_2"}},
+	};
+	EXPECT_EQ(got.size(), want.size());
+	for (const auto &[label, after] : want) {
+		ASSERT_TRUE(got.contains(label)) << label;
+		EXPECT_EQ(got.at(label).after, after) << label;
+		EXPECT_TRUE(got.at(label).device_times) << label;
+		EXPECT_EQ(got.at(label).bytes, 4096u) << label;
+	}
+}
+
 TEST(ProfilerRecorder, AnOldDriverGivesNoDeviceTimes)
 {
 	// A library checks its driver's interface: not this time.

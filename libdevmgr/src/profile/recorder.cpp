@@ -28,6 +28,7 @@
 #include "../device_state.h"
 #include "rbln/profile.hpp"
 #include "rbln_drm.h"
+#include "job_draft.h"
 #include "recorder.h"
 #include "seqno_table.h"
 
@@ -36,7 +37,7 @@ RBLN_CXX_ABI_BEGIN namespace profile::detail {
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_env_bad{false};
 std::atomic<uint64_t> g_next_job_id{1};
-constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0};
+constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, nullptr};
 // This process's pid, anew in a forked child (getpid() is a system call).
 static std::atomic<uint32_t> g_pid{uint32_t(getpid())};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
@@ -533,7 +534,7 @@ struct ThreadStage {
 		std::lock_guard lock(r.mu);
 		r.take_locked(t_stage);
 		std::erase(r.stages, &t_stage);
-		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0};
+		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0, nullptr};
 	}
 };
 thread_local ThreadStage t_stage_owner;
@@ -618,6 +619,10 @@ void fail_bad_environment()
 	Stage *sp = &t_stage;
 	__asm__("" : "+r"(sp));
 	Stage &s = *sp;
+	// Another job of this thread drafted in the next place (a batch's first):
+	// its draft moves out, and this record goes first.
+	if (s.drafter) [[unlikely]]
+		s.drafter->move_home();
 	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
 	if (!has_room(s, draft.label_size) || !(draft.id & (kDrainEvery - 1)) ||
 	    draft.after_count > kInlineAfters ||

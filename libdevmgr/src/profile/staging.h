@@ -40,6 +40,8 @@ struct Chunk {
 	JobRecord records[kChunkJobs];
 };
 
+class JobDraft;
+
 struct LabelChunk {
 	char bytes[kLabelChunk];
 };
@@ -52,6 +54,9 @@ struct Stage {
 	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
 	char *label_next, *label_end;	// room in its label chunk (writer only)
 	uint32_t untimed;	// records written without device times (writer only)
+	// The job whose record is being drafted in records[used], not yet
+	// published (job_draft.h); moved out before any other is written there.
+	JobDraft *drafter;
 };
 
 // The default (global-dynamic) TLS model, not initial-exec: in the shared
@@ -66,23 +71,32 @@ inline bool has_room(const Stage &s, size_t label_size)
 	return s.used < kChunkJobs && label_size <= size_t(s.label_end - s.label_next);
 }
 
-// Writes @draft's job, as SUBMIT returned it (@done; @reported: with its
-// device times), into @s (not yet published); it has room.
+// Completes @r, the record in @s's next place, as SUBMIT returned its job
+// (@done; @reported: with its device times), its label (@label, of
+// r.label_size bytes) copied to @s's label chunk; @s has room for it.
+[[gnu::always_inline]] inline void complete_record(Stage &s, JobRecord &r, const char *label,
+						   const drm_rbln_submit &done, bool reported)
+{
+	r.seqno = done.seqno;
+	if (reported)
+		set_device_times(r, done.submit_ns, done.start_ns, done.end_ns, done.status,
+				 done.time_flags);
+	r.label = s.label_next;		// not the caller's, which goes with its Submission
+	// No call for a job without a label (the bench's chain has none).
+	if (r.label_size) {
+		std::memcpy(s.label_next, label, r.label_size);
+		s.label_next += r.label_size;
+	}
+}
+
+// Writes @draft's job, as SUBMIT returned it, into @s (not yet published);
+// it has room.
 [[gnu::always_inline]] inline JobRecord &write_record(Stage &s, const JobRecord &draft,
 						 const drm_rbln_submit &done, bool reported)
 {
 	JobRecord &r = s.chunk->records[s.used];
 	r = draft;
-	r.seqno = done.seqno;
-	if (reported)
-		set_device_times(r, done.submit_ns, done.start_ns, done.end_ns, done.status,
-				 done.time_flags);
-	// No call for a job without a label (the bench's chain has none).
-	r.label = s.label_next;		// not the caller's, which goes with its Submission
-	if (draft.label_size) {
-		std::memcpy(s.label_next, draft.label, draft.label_size);
-		s.label_next += draft.label_size;
-	}
+	complete_record(s, r, draft.label, done, reported);
 	return r;
 }
 
