@@ -124,8 +124,9 @@ namespace detail {
 
 // One job on its way in: its descriptors, the syncobjs it waits for and the
 // one that gets its fence, and its shared state, all made before SUBMIT, so
-// that nothing can fail once the job went in.  It keeps no pointer into
-// itself (moving it is safe); what args() points to lives as long as it does.
+// that nothing can fail once the job went in.  What args() points to lives
+// as long as it does.  Moved only before SUBMIT, on its thread (a batch's
+// array): its profiler's draft may be pointed to by the thread's stage.
 class Submission {
 public:
 	Submission(const Device &dev, const std::shared_ptr<detail::DeviceState> &state,

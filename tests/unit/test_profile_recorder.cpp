@@ -330,27 +330,39 @@ TEST(ProfilerRecorder, SessionsEndWhileAnotherThreadSubmits)
 }
 
 // A job whose id was drawn while one run was open, and that SUBMIT took
-// after that run ended and the next began, belongs to neither.
+// after that run ended and the next began, belongs to neither; so too when
+// the thread submitted another job meanwhile (recorded first, with a
+// higher id).
 TEST(ProfilerRecorder, AJobSubmittedAcrossTwoRunsIsInNeither)
 {
 	rbln::Device dev = fake_npu::open();
 	Buffers buf(dev);
-	std::optional<rbln::profile::Session> run(std::in_place, dir());
-	std::string first;
-	fake_npu::on_submit([&] {
-		first = run->end();
-		run.emplace(dir());
-		fake_npu::on_submit({});
-	});
-	dev.submit(rbln::Engine::neural_dma, 1, {{buf.a, buf.b, 0, 0, 4096}}, "straddles");
-	dev.submit(rbln::Engine::neural_dma, 1, {{buf.a, buf.b, 0, 0, 4096}}, "inside");
-	const auto whole = read_run(rbln::profile::flush());	// every run's jobs
-	const auto second = read_run(run->end());
-	EXPECT_FALSE(read_run(first).contains("straddles"));
-	EXPECT_FALSE(second.contains("straddles"));
-	EXPECT_TRUE(second.contains("inside"));
-	EXPECT_FALSE(whole.contains("straddles"));
-	EXPECT_TRUE(whole.contains("inside"));
+	const rbln::Copy copy[] = {{buf.a, buf.b, 0, 0, 4096}};
+	for (const bool nested : {false, true}) {
+		SCOPED_TRACE(nested ? "another job submitted meanwhile" : "alone");
+		std::optional<rbln::profile::Session> run(std::in_place, dir());
+		// Room in the thread's chunk (its first job of a run may make it).
+		dev.submit(rbln::Engine::neural_dma, 1, copy, fmt::format("across_first_{}", nested));
+		std::string first;
+		fake_npu::on_submit([&] {
+			fake_npu::on_submit({});
+			first = run->end();
+			run.emplace(dir());
+			if (nested)
+				dev.submit(rbln::Engine::task_dma, 1, copy, "across_nested");
+		});
+		const std::string straddles = fmt::format("straddles_{}", nested);
+		dev.submit(rbln::Engine::neural_dma, 1, copy, straddles);
+		dev.submit(rbln::Engine::neural_dma, 1, copy, fmt::format("inside_{}", nested));
+		const auto whole = read_run(rbln::profile::flush());	// every run's jobs
+		const auto second = read_run(run->end());
+		EXPECT_FALSE(read_run(first).contains(straddles));
+		EXPECT_FALSE(second.contains(straddles));
+		EXPECT_TRUE(second.contains(fmt::format("inside_{}", nested)));
+		EXPECT_EQ(second.contains("across_nested"), nested);
+		EXPECT_FALSE(whole.contains(straddles));
+		EXPECT_TRUE(whole.contains(fmt::format("inside_{}", nested)));
+	}
 }
 
 // A job's record is drafted in its thread's next place while its

@@ -100,7 +100,7 @@ public:
 			Stage &s = *std::exchange(stage_, nullptr);
 			s.drafter = nullptr;
 			complete_record(s, r, label.data(), done, true);
-			publish(s, true);
+			publish(s, r.id, true);
 			return;
 		}
 		move_home();

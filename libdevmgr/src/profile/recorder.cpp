@@ -37,7 +37,7 @@ RBLN_CXX_ABI_BEGIN namespace profile::detail {
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_env_bad{false};
 std::atomic<uint64_t> g_next_job_id{1};
-constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, nullptr};
+constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, 0, nullptr};
 // This process's pid, anew in a forked child (getpid() is a system call).
 static std::atomic<uint32_t> g_pid{uint32_t(getpid())};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
@@ -207,19 +207,19 @@ struct Recorder {
 			return;
 		Chunk &c = *s.chunk;
 		const uint64_t published = c.published.load(std::memory_order_acquire);
-		const uint32_t end = uint32_t(published), untimed = uint32_t(published >> 32);
+		const uint32_t end = uint32_t(published), flagged = uint32_t(published >> 32);
 		// Locals, not members the stores below might alias: loaded once.
 		const uint64_t first_id = open_runs ? span_first_id : UINT64_MAX;
 		if (c.taken == end)
 			return;
-		// All came with their times, and belong to the runs open (ids
-		// rise along a chunk): kept as they are, not looked at.
-		if (untimed == c.untimed_taken && c.records[c.taken].id >= first_id) {
+		// None flagged: all came with their times, and the first has the
+		// lowest id; when it belongs to the runs open, so do all: kept as
+		// they are, not looked at.
+		if (flagged == c.flagged_taken && c.records[c.taken].id >= first_id) {
 			kept_jobs += end - c.taken;
 			c.taken = end;
 			return;
 		}
-		c.untimed_taken = untimed;
 		DeviceLog *log = nullptr;	// the last record's: a thread's jobs go mostly to one device
 		const rbln::detail::DeviceState *log_dev = nullptr;
 		size_t kept = 0;
@@ -238,6 +238,7 @@ struct Recorder {
 		}
 		kept_jobs += kept;
 		c.taken = end;
+		c.flagged_taken = flagged;
 	}
 
 	void take_all_locked()
@@ -518,6 +519,10 @@ Recorder &recorder()
 void Recorder::recorder_pid_changed()
 {
 	g_pid.store(uint32_t(getpid()), std::memory_order_relaxed);
+	// A fork inside SUBMIT (from a signal handler, say): the job's draft
+	// leaves the parent's chunk too.
+	if (t_stage.drafter)
+		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
 }
@@ -534,7 +539,7 @@ struct ThreadStage {
 		std::lock_guard lock(r.mu);
 		r.take_locked(t_stage);
 		std::erase(r.stages, &t_stage);
-		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0, nullptr};
+		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0, 0, nullptr};
 	}
 };
 thread_local ThreadStage t_stage_owner;
@@ -563,7 +568,7 @@ void Recorder::make_room_locked(Stage &s, size_t label_size)
 	s.chunk->index = uint32_t(chunks.size() - 1);
 	s.chunk->pid = g_pid.load(std::memory_order_relaxed);
 	s.used = 0;
-	s.untimed = 0;
+	s.flagged = 0;
 }
 
 [[maybe_unused]] const bool g_loaded = (recorder(), true);
@@ -595,11 +600,11 @@ void fail_bad_environment()
 		j.after[0] = r.afters.size();
 		r.afters.insert(r.afters.end(), more_after, more_after + j.after_count);
 	}
-	publish(s, reported);
+	publish(s, draft.id, reported);
 	// Here anyway: this thread's jobs become the recorder's, and every
 	// thread's when a drain is due (by job id: all threads' jobs count).
 	r.take_locked(s);
-	if (!(j.id & (kDrainEvery - 1)) || r.drain_due_locked()) {
+	if (!(draft.id & (kDrainEvery - 1)) || r.drain_due_locked()) {
 		r.take_all_locked();
 		for (DeviceLog &log : r.logs)
 			if (log.waiting.waiting() >= log.drain_at)
@@ -629,7 +634,7 @@ void fail_bad_environment()
 	    now >= draft.dev->profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
 		return record_job(draft, done, reported, more_after, now);
 	write_record(s, draft, done, reported);
-	publish(s, reported);
+	publish(s, draft.id, reported);
 }
 
 // A job whose times come later, from the driver's ring (or never, from a

@@ -10,8 +10,9 @@
 // read only records before `published` (its release store makes each record
 // whole before it counts).  A record taken over is the recorder's alone: its
 // device times are written there while the thread goes on with later ones.
-// Most records come with their device times (SUBMIT_REPORT_TIMES): the
-// recorder looks at each new record only when some did not.
+// Most records come with their device times (SUBMIT_REPORT_TIMES), in the
+// order of their ids: the recorder looks at each new record only when some
+// did not (see publish()).
 #pragma once
 
 #include <atomic>
@@ -31,10 +32,10 @@ constexpr size_t kLabelChunk = 16384;
 
 struct Chunk {
 	// Low half: records[0, n) are written.  High half: how many of them
-	// came without device times (published in one store with n).
+	// the recorder must look at (publish(); in the same store as n).
 	std::atomic<uint64_t> published{0};
 	uint32_t taken = 0;		// records[0, taken) are the recorder's (its lock)
-	uint32_t untimed_taken = 0;	// of them, without device times
+	uint32_t flagged_taken = 0;	// the high half when it took them
 	uint32_t index = 0;		// in the recorder's list of chunks
 	uint32_t pid = 0;		// its records' (a forked child starts a chunk of its own)
 	JobRecord records[kChunkJobs];
@@ -53,7 +54,8 @@ struct Stage {
 	Chunk *chunk;		// nullptr until the thread's first profiled job; changed under the lock
 	uint32_t used;		// records written; kChunkJobs when full or none (writer only)
 	char *label_next, *label_end;	// room in its label chunk (writer only)
-	uint32_t untimed;	// records written without device times (writer only)
+	uint32_t flagged;	// records written to be looked at (writer only)
+	uint64_t last_id;	// of the record written last (writer only)
 	// The job whose record is being drafted in records[used], not yet
 	// published (job_draft.h); moved out before any other is written there.
 	JobDraft *drafter;
@@ -100,12 +102,16 @@ inline bool has_room(const Stage &s, size_t label_size)
 	return r;
 }
 
-// The record written last is the recorder's to take (@reported: with its
-// device times).
-inline void publish(Stage &s, bool reported)
+// The record written last, job @id's, is the recorder's to take
+// (@reported: with its device times).  It is flagged to be looked at when
+// its times come later, or when its id is below the last one's (a job
+// submitted while another of its thread was inside SUBMIT goes first):
+// unflagged records need nothing, and the first has the lowest id.
+inline void publish(Stage &s, uint64_t id, bool reported)
 {
-	s.untimed += !reported;
-	s.chunk->published.store(uint64_t(s.untimed) << 32 | ++s.used, std::memory_order_release);
+	s.flagged += !reported || id < s.last_id;
+	s.last_id = id;
+	s.chunk->published.store(uint64_t(s.flagged) << 32 | ++s.used, std::memory_order_release);
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile::detail
