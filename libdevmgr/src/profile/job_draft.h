@@ -55,8 +55,7 @@ public:
 		JobRecord *r = &home_;
 		// In place unless another draft is there (a batch's later jobs), the
 		// chunk is full (or none yet), or a drain is due with this one.
-		const bool drain_due = !(id & (kDrainEvery - 1));
-		if (!s->drafter && has_room(*s, label_size) && !drain_due) [[likely]] {
+		if (!s->drafter && has_room(*s, label_size) && !drain_due_at(id)) [[likely]] {
 			r = &s->chunk->records[s->used];
 			s->drafter = this;
 			stage_ = s;
@@ -94,9 +93,9 @@ public:
 	void submitted(std::string_view label, const drm_rbln_submit &done)
 	{
 		JobRecord &r = *rec_;
-		const uint64_t sample_ns = r.dev->profile_sample_ns.load(std::memory_order_relaxed);
+		// Room and the drain were seen to at begin().
 		if (stage_ && done.ended && done.flags & DRM_RBLN_SUBMIT_REPORT_TIMES &&
-		    r.after_count <= kInlineAfters && done.end_ns < sample_ns) [[likely]] {
+		    !needs_lock(r, done.end_ns)) [[likely]] {
 			Stage &s = *std::exchange(stage_, nullptr);
 			s.drafter = nullptr;
 			complete_record(s, r, label.data(), done, true);

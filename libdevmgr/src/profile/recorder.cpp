@@ -604,7 +604,7 @@ void fail_bad_environment()
 	// Here anyway: this thread's jobs become the recorder's, and every
 	// thread's when a drain is due (by job id: all threads' jobs count).
 	r.take_locked(s);
-	if (!(draft.id & (kDrainEvery - 1)) || r.drain_due_locked()) {
+	if (drain_due_at(draft.id) || r.drain_due_locked()) {
 		r.take_all_locked();
 		for (DeviceLog &log : r.logs)
 			if (log.waiting.waiting() >= log.drain_at)
@@ -628,10 +628,8 @@ void fail_bad_environment()
 	// its draft moves out, and this record goes first.
 	if (s.drafter) [[unlikely]]
 		s.drafter->move_home();
-	// An old driver's device stays due (its profile_sample_ns 0): the lock every time.
-	if (!has_room(s, draft.label_size) || !(draft.id & (kDrainEvery - 1)) ||
-	    draft.after_count > kInlineAfters ||
-	    now >= draft.dev->profile_sample_ns.load(std::memory_order_relaxed)) [[unlikely]]
+	if (!has_room(s, draft.label_size) || drain_due_at(draft.id) || needs_lock(draft, now))
+		[[unlikely]]
 		return record_job(draft, done, reported, more_after, now);
 	write_record(s, draft, done, reported);
 	publish(s, draft.id, reported);

@@ -37,16 +37,27 @@ inline uint64_t next_job_id() { return g_next_job_id.fetch_add(1, std::memory_or
 // Every thread's staged jobs are taken over at least this often (by job id).
 constexpr uint64_t kDrainEvery = 1024;
 static_assert((kDrainEvery & (kDrainEvery - 1)) == 0, "a mask, not a division, per job");
+// Whether job @id's record brings a drain: it goes through the lock.
+inline bool drain_due_at(uint64_t id) { return !(id & (kDrainEvery - 1)); }
+// Whether @r, recorded at @now (its end or its placeholder), goes through
+// the lock for its own sake: dependencies past kInlineAfters, or its
+// device's counters due.  An old driver's device stays due (its
+// profile_sample_ns 0): the lock every time.
+inline bool needs_lock(const JobRecord &r, uint64_t now)
+{
+	return r.after_count > kInlineAfters ||
+	       now >= r.dev->profile_sample_ns.load(std::memory_order_relaxed);
+}
 
 // SUBMIT took the job of @draft (job_draft.h; its .label still the
 // caller's): @done is SUBMIT's struct as it returned, with the job's device
 // times when it ended inside SUBMIT (DRM_RBLN_SUBMIT_REPORT_TIMES), else
 // the driver's come later: after about every 1024 jobs, when its device
 // closes, and when a file is written.  @more_after: with more than
-// kInlineAfters dependencies, all their ids.  Nearly always @draft copied
-// into the thread's own chunk (staging.h): no lock, and no call but the one
-// that finds the chunk (__tls_get_addr, in the .so).  Not inline: taking
-// three pointers, it finds the chunk with little to keep across that call.
+// kInlineAfters dependencies, all their ids.  The way of a draft that could
+// not be finished in place (job_draft.h): mostly still copied into the
+// thread's own chunk (staging.h), with no lock.  Not inline: taking three
+// pointers, it finds the chunk with little to keep across that call.
 void job_submitted(JobRecord &draft, const drm_rbln_submit &done, const uint64_t *more_after);
 
 // @dev closes: what the driver still holds for it is taken first.
