@@ -250,6 +250,45 @@ TEST(ProfilerRecorder, AThreadThatExitsLeavesItsJobs)
 	expect_chain(got, labels);
 }
 
+// A thread_local destructor that runs after the profiler's own (its object
+// made first) submits more: those jobs are recorded all the same, and the
+// ended thread's stage is not registered again (to be read after it is gone).
+TEST(ProfilerRecorder, JobsFromALateThreadLocalDestructorAreRecorded)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	struct Late {
+		rbln::Device *dev = nullptr;
+		std::string prefix;
+		std::vector<std::string> *labels = nullptr;
+		~Late()
+		{
+			if (dev)
+				*labels = submit_chain(*dev, prefix, 3);
+		}
+	};
+	std::vector<std::string> labels[2], late_labels[2];
+	for (int k = 0; k < 2; k++) {
+		std::thread([&] {
+			static thread_local Late late;
+			late.prefix = fmt::format("late{}_", k);
+			late.labels = &late_labels[k];
+			late.dev = &dev;
+			labels[k] = submit_chain(dev, fmt::format("early{}_", k), 7);
+		}).join();
+	}
+	// Another thread, maybe at the ended ones' TCB, stages as usual.
+	std::vector<std::string> after;
+	std::thread([&] { after = submit_chain(dev, "after_", 5); }).join();
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 2 * (7u + 3u) + 5u);
+	for (int k = 0; k < 2; k++) {
+		expect_chain(got, labels[k]);
+		expect_chain(got, late_labels[k]);
+	}
+	expect_chain(got, after);
+}
+
 TEST(ProfilerRecorder, JobsInFlightGetTheirTimesLater)
 {
 	rbln::Device dev = fake_npu::open({.hold_times = true});

@@ -103,6 +103,9 @@ struct Recorder {
 	std::vector<std::unique_ptr<Chunk>> spare_chunks;
 	std::vector<std::unique_ptr<LabelChunk>> label_chunks;
 	std::vector<Stage *> stages;	// of the threads alive that staged jobs
+	// The jobs of threads whose ThreadStage is gone (submitted from a later
+	// thread_local destructor), each written under the lock.
+	Stage late_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, 0, nullptr};
 	size_t kept_jobs = 0;		// records taken over and kept (a dropped one's id is 0)
 	std::vector<uint64_t> afters;	// the dependencies of jobs with more than kInlineAfters
 	// Staged jobs of a lower id were submitted as the last run ended: none is kept.
@@ -525,14 +528,22 @@ void Recorder::recorder_pid_changed()
 		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
+	recorder().late_stage.used = kChunkJobs;
 }
 
+// Set when the thread's ThreadStage is destroyed (trivial, as t_stage: still
+// there for a thread_local destructor that runs after it).
+constinit thread_local bool t_stage_ended = false;
+
 // Takes over what its thread staged when the thread ends (t_stage itself is
-// trivial, so that the submit path reaches it without a guard).
+// trivial, so that the submit path reaches it without a guard).  Jobs the
+// thread submits after that (from a later thread_local destructor) go to
+// the recorder's late_stage.
 struct ThreadStage {
 	bool registered = false;
 	~ThreadStage()
 	{
+		t_stage_ended = true;
 		if (!registered || g_gone)
 			return;
 		Recorder &r = recorder();
@@ -556,7 +567,8 @@ void Recorder::make_room_locked(Stage &s, size_t label_size)
 	take_locked(s);
 	if (!s.chunk) {
 		stages.push_back(&s);
-		t_stage_owner.registered = true;
+		if (&s == &t_stage)
+			t_stage_owner.registered = true;
 	}
 	if (spare_chunks.empty()) {
 		chunks.push_back(std::make_unique_for_overwrite<Chunk>());
@@ -592,7 +604,9 @@ void fail_bad_environment()
 	std::lock_guard lock(r.mu);
 	if (!r.open_runs)
 		return;		// the last session ended meanwhile
-	Stage &s = t_stage;
+	// A thread whose ThreadStage is gone: its own stage would be registered
+	// again, and read after the thread ended.
+	Stage &s = t_stage_ended ? r.late_stage : t_stage;
 	if (!has_room(s, draft.label_size))
 		r.make_room_locked(s, draft.label_size);
 	JobRecord &j = write_record(s, draft, done, reported);
