@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <latch>
 #include <map>
 #include <optional>
 #include <set>
@@ -251,8 +252,9 @@ TEST(ProfilerRecorder, AThreadThatExitsLeavesItsJobs)
 }
 
 // A thread_local destructor that runs after the profiler's own (its object
-// made first) submits more: those jobs are recorded all the same, and the
-// ended thread's stage is not registered again (to be read after it is gone).
+// made first) submits more, in two threads at once: those jobs are recorded
+// all the same, and the ended threads' stages are not registered again (to
+// be read after they are gone).
 TEST(ProfilerRecorder, JobsFromALateThreadLocalDestructorAreRecorded)
 {
 	rbln::Device dev = fake_npu::open();
@@ -261,22 +263,30 @@ TEST(ProfilerRecorder, JobsFromALateThreadLocalDestructorAreRecorded)
 		rbln::Device *dev = nullptr;
 		std::string prefix;
 		std::vector<std::string> *labels = nullptr;
+		std::latch *both = nullptr;
 		~Late()
 		{
-			if (dev)
-				*labels = submit_chain(*dev, prefix, 3);
+			if (!dev)
+				return;
+			both->arrive_and_wait();
+			*labels = submit_chain(*dev, prefix, 3);
 		}
 	};
 	std::vector<std::string> labels[2], late_labels[2];
+	std::latch both(2);
+	std::vector<std::thread> threads;
 	for (int k = 0; k < 2; k++) {
-		std::thread([&] {
+		threads.emplace_back([&, k] {
 			static thread_local Late late;
 			late.prefix = fmt::format("late{}_", k);
 			late.labels = &late_labels[k];
+			late.both = &both;
 			late.dev = &dev;
 			labels[k] = submit_chain(dev, fmt::format("early{}_", k), 7);
-		}).join();
+		});
 	}
+	for (auto &t : threads)
+		t.join();
 	// Another thread, maybe at the ended ones' TCB, stages as usual.
 	std::vector<std::string> after;
 	std::thread([&] { after = submit_chain(dev, "after_", 5); }).join();

@@ -189,10 +189,12 @@ struct Recorder {
 		if (!open_runs)
 			span_first_id = g_next_job_id.load(std::memory_order_relaxed);
 		const unsigned number = unsigned(runs.size());
-		// Its jobs: staged from now on, in a chunk a thread has now or a later one.
+		// Its jobs: staged from now on, in a chunk a thread has now or a
+		// later one.  Late jobs (all taken already) start a chunk of their own.
+		late_stage.used = kChunkJobs;
 		size_t first_chunk = chunks.size();
 		for (const Stage *s : stages)
-			if (s->chunk)
+			if (s->chunk && s != &late_stage)
 				first_chunk = std::min<size_t>(first_chunk, s->chunk->index);
 		// The chunks taken while the last run was open, and one more.
 		const size_t last_run_chunks = runs.empty() ? 0 : chunks.size() - runs.back().first_chunk;
@@ -528,7 +530,6 @@ void Recorder::recorder_pid_changed()
 		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
-	recorder().late_stage.used = kChunkJobs;
 }
 
 // Set when the thread's ThreadStage is destroyed (trivial, as t_stage: still
@@ -600,13 +601,18 @@ void fail_bad_environment()
 [[gnu::noinline]] static void record_job(const JobRecord &draft, const drm_rbln_submit &done,
 					 bool reported, const uint64_t *more_after, uint64_t now)
 {
+	if (g_gone)
+		return;		// exit's destructors ran: a job submitted after them is not kept
 	Recorder &r = recorder();
 	std::lock_guard lock(r.mu);
 	if (!r.open_runs)
 		return;		// the last session ended meanwhile
 	// A thread whose ThreadStage is gone: its own stage would be registered
-	// again, and read after the thread ended.
+	// again, and read after the thread ended.  In a forked child the late
+	// stage's next job starts a chunk of the child's.
 	Stage &s = t_stage_ended ? r.late_stage : t_stage;
+	if (&s == &r.late_stage && s.chunk && s.chunk->pid != g_pid.load(std::memory_order_relaxed))
+		s.used = kChunkJobs;
 	if (!has_room(s, draft.label_size))
 		r.make_room_locked(s, draft.label_size);
 	JobRecord &j = write_record(s, draft, done, reported);

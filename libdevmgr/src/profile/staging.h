@@ -6,7 +6,9 @@
 // recorder from the start (records stay where they were written: nothing is
 // copied), so a thread that exits leaves nothing dangling.
 //
-// One writer per chunk, its thread; readers hold the recorder's lock and
+// One writer per chunk, its thread (the recorder's late stage, for jobs
+// submitted after their thread's ThreadStage ended, is written under the
+// recorder's lock); readers hold the recorder's lock and
 // read only records before `published` (its release store makes each record
 // whole before it counts).  A record taken over is the recorder's alone: its
 // device times are written there while the thread goes on with later ones.
