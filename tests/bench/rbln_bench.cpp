@@ -27,6 +27,9 @@
 //                     to the waiting task's return from WAIT, each against a null
 //                     ioctl timed in the same round
 //
+// rbln_bench --instructions [JSON]: only the profiling and tracepoint rows, for
+// a VM whose clock counts guest instructions (see count_instructions()).
+//
 // Targets (from the issue): large copies >= 0.9x the kernel's copy; small submit+wait
 // <= 5 null-ioctl round trips; the chain's aim is 10.  Under qemu's TCG both
 // sides are emulated, so only the ratios mean anything; each is the median of
@@ -42,6 +45,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <fcntl.h>
@@ -371,14 +375,118 @@ IrqLatency interrupt_latency(int fd, uint32_t src, uint32_t dst,
 	return l;
 }
 
+// The Rebel100 chain's buffers: Neural DMA on chiplet 1 (n_src -> n_dst), Task
+// DMA to chiplet 0 (-> gather), External HDMA to the host (-> host).
+struct ChainBuffers {
+	rbln::Buffer n_src, n_dst, gather, host;
+
+	explicit ChainBuffers(rbln::Device &dev)
+		: n_src(dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager)),
+		  n_dst(dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager)),
+		  gather(dev.allocate(4096, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager)),
+		  host(dev.allocate_host(4096))
+	{
+	}
+
+	// The chain once through libdevmgr: jobs joined by `after`, the last waited for.
+	void through_libdevmgr(rbln::Device &dev) const
+	{
+		auto produced = dev.submit(rbln::Engine::neural_dma, 1, {{n_src, n_dst, 0, 0, 4096}});
+		auto gathered = dev.submit(rbln::Engine::task_dma, 0, {{n_dst, gather, 0, 0, 4096}}, {},
+					   {produced});
+		dev.submit(rbln::Engine::external_hdma, 0, {{gather, host, 0, 0, 4096}}, {}, {gathered})
+			.wait(std::chrono::seconds(10));
+	}
+};
+
+// What switching a profiler on costs @chain, each figure against the same
+// chain with the switch off: a Session open (every job recorded, its file
+// written between slices, untimed), the same switch doing nothing (the
+// control: the method's noise and bias when nothing differs), and the
+// driver's rbln tracepoints on (the driver's side of rbln-smi trace record).
+struct SwitchFigures {
+	Figure profiled, control, traced;	// traced: zeros without tracefs (not root)
+};
+
+template <typename Chain>
+SwitchFigures switch_figures(Chain &&chain, int rounds)
+{
+	SwitchFigures f;
+	const std::string profile_dir = "/tmp/rbln-bench-profile";
+	std::filesystem::create_directories(profile_dir);
+	std::optional<rbln::profile::Session> session;
+	f.profiled = switched(chain, [&] { session.emplace(profile_dir); },
+		[&] {
+			if (const std::string file = session->end(); !file.empty())
+				std::remove(file.c_str());
+			session.reset();
+		}, rounds);
+	f.control = switched(chain, [] {}, [] {}, rounds);
+	const char *rbln_events = "/sys/kernel/tracing/events/rbln/enable";
+	if (tracefs_write(rbln_events, "0"))
+		f.traced = switched(chain, [&] { tracefs_write(rbln_events, "1"); },
+				    [&] { tracefs_write(rbln_events, "0"); });
+	return f;
+}
+
+// make bench's second VM, run with QEMU's -icount shift=0,sleep=off: the
+// guest's clocks advance 1 ns for each instruction the guest executes (and
+// jump over idle time), so every "ns" of this run is a guest instruction,
+// user and kernel alike.  Its figures are the same from run to run and from
+// machine to machine: what profiling adds in work, which TCG's wall time,
+// moved a point or two by the host between runs, cannot resolve.  Work, not
+// time: under TCG an instruction's cost varies (memory, indirect jumps).
+int count_instructions(rbln::Device &dev, const std::string &json_path)
+{
+	if (!(dev.param(DRM_RBLN_PARAM_CAPABILITIES) & DRM_RBLN_CAP_SYNCOBJ))
+		throw std::runtime_error("--instructions: the chain needs a driver with syncobjs");
+	const ChainBuffers chain(dev);
+	// A round differs from the next only by what else the guest ran in it
+	// (an interrupt, a kernel thread): 21 rounds leave such rounds out of the
+	// median's 95% interval.
+	constexpr int kRounds = 21;
+	const SwitchFigures f = switch_figures([&] { chain.through_libdevmgr(dev); }, kRounds);
+	fmt::print("{:<26} {:>12}   (guest instructions, QEMU icount; medians of {} rounds)\n",
+		   "operation", "instr/op", kRounds);
+	fmt::print("{:<26} {:>12.0f}   {:.4f}x the same chain not profiled ({:.0f}; aim <= 1.05x)\n",
+		   "chain, RBLN_PROFILER on", f.profiled.ns, f.profiled.ratio, f.profiled.base_ns);
+	fmt::print("{:<26} {:>12}   {:.4f}x to {:.4f}x: 95% interval of that median\n", "", "",
+		   f.profiled.ratio_lo, f.profiled.ratio_hi);
+	fmt::print("{:<26} {:>12.0f}   {:.4f}x the same chain (control: nothing switched)\n",
+		   "chain, switch doing nothing", f.control.ns, f.control.ratio);
+	fmt::print("{:<26} {:>12.0f}   {:.4f}x the same chain, tracepoints off ({:.0f})\n",
+		   "chain, rbln events on", f.traced.ns, f.traced.ratio, f.traced.base_ns);
+	std::ofstream(json_path) << fmt::format(
+		"{{\n  \"schema_version\": 1,\n  \"unit\": \"guest instructions (QEMU -icount shift=0)\",\n"
+		"  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
+		"  \"chain_3x4k_devmgr_profiled_instructions\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_unprofiled_instructions\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled\": {:.4f},\n"
+		"  \"chain_3x4k_devmgr_profiled_vs_unprofiled_ci95\": [{:.4f}, {:.4f}],\n"
+		"  \"chain_3x4k_devmgr_control_vs_itself\": {:.4f},\n"
+		"  \"chain_3x4k_devmgr_tracepoints_on_instructions\": {:.1f},\n"
+		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f}\n}}\n",
+		dev.info().name, dev.info().driver_version, f.profiled.ns, f.profiled.base_ns,
+		f.profiled.ratio, f.profiled.ratio_lo, f.profiled.ratio_hi, f.control.ratio, f.traced.ns,
+		f.traced.ratio);
+	fmt::print("\nfigures written to {}\n", json_path);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	const std::string json_path = argc > 1 ? argv[1] : "bench.json";
+	// rbln_bench [--instructions] [JSON]
+	const bool instructions = argc > 1 && std::string_view(argv[1]) == "--instructions";
+	const int json_arg = 1 + instructions;
+	const std::string json_path = argc > json_arg ? argv[json_arg] :
+		instructions ? "bench-instructions.json" : "bench.json";
 	auto dev = rbln::Device::open(0);
 	fmt::print("rbln bench on {} ({}), driver {}\n\n", dev.name(), dev.info().name,
 		   dev.info().driver_version);
+	if (instructions)
+		return count_instructions(dev, json_path);
 
 	auto null_ioctl = [&] { dev.param(DRM_RBLN_PARAM_UAPI_VERSION); };
 	const Figure alloc = against([&] { dev.allocate(4096); }, null_ioctl);
@@ -393,10 +501,9 @@ int main(int argc, char **argv)
 	// The Rebel100 chain, stages joined only by syncobjs (drivers since interface 10).
 	const bool syncobjs = dev.param(DRM_RBLN_PARAM_CAPABILITIES) & DRM_RBLN_CAP_SYNCOBJ;
 	const int fd = dev.fd();
-	auto n_src = dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager);
-	auto n_dst = dev.allocate(4096, rbln::Placement::on_chiplet(1), rbln::AllocMode::eager);
-	auto gather = dev.allocate(4096, rbln::Placement::on_chiplet(0), rbln::AllocMode::eager);
-	auto host = dev.allocate_host(4096);
+	const ChainBuffers bufs(dev);
+	const rbln::Buffer &n_src = bufs.n_src, &n_dst = bufs.n_dst, &gather = bufs.gather,
+			   &host = bufs.host;
 	uint32_t sync[2] = {};
 	for (uint32_t &h : sync) {
 		if (!syncobjs)
@@ -464,13 +571,8 @@ int main(int argc, char **argv)
 	}, null_ioctl);
 
 	// The same chain through the library: jobs joined by `after`.
-	const Figure chain_lib = !syncobjs ? Figure{} : against([&] {
-		auto produced = dev.submit(rbln::Engine::neural_dma, 1, {{n_src, n_dst, 0, 0, 4096}});
-		auto gathered = dev.submit(rbln::Engine::task_dma, 0, {{n_dst, gather, 0, 0, 4096}}, {},
-					   {produced});
-		dev.submit(rbln::Engine::external_hdma, 0, {{gather, host, 0, 0, 4096}}, {}, {gathered})
-			.wait(std::chrono::seconds(10));
-	}, null_ioctl);
+	auto chain_lib_once = [&] { bufs.through_libdevmgr(dev); };
+	const Figure chain_lib = !syncobjs ? Figure{} : against(chain_lib_once, null_ioctl);
 
 	// And in one batch through the library, joined by their places in it.
 	const rbln::Copy produce[] = {{n_src, n_dst, 0, 0, 4096}};
@@ -488,39 +590,14 @@ int main(int argc, char **argv)
 		chain_jobs.back().wait(std::chrono::seconds(10));
 	}, null_ioctl);
 
-	// Profiling's cost: the libdevmgr chain profiled (a Session, its file
-	// written between rounds, untimed) against the same chain not profiled.
-	// More rounds than the rest: under TCG one round's ratio strays up to
-	// 20% from the next, and the aim is 5%; 81 rounds bound the median to
-	// about a percent either way (its 95% interval is printed with it).
+	// Profiling's cost.  More rounds than the rest: under TCG one round's
+	// ratio strays up to 20% from the next, and the aim is 5%; 81 rounds bound
+	// the median to about a percent either way (its 95% interval is printed
+	// with it).  The tracepoints' row takes the default 9.
 	constexpr int kProfiledRounds = 81;
-	auto chain_lib_once = [&] {
-		auto produced = dev.submit(rbln::Engine::neural_dma, 1, {{n_src, n_dst, 0, 0, 4096}});
-		auto gathered = dev.submit(rbln::Engine::task_dma, 0, {{n_dst, gather, 0, 0, 4096}}, {},
-					   {produced});
-		dev.submit(rbln::Engine::external_hdma, 0, {{gather, host, 0, 0, 4096}}, {}, {gathered})
-			.wait(std::chrono::seconds(10));
-	};
-	const std::string profile_dir = "/tmp/rbln-bench-profile";
-	std::filesystem::create_directories(profile_dir);
-	std::optional<rbln::profile::Session> session;
-	const Figure profiled = !syncobjs ? Figure{} : switched(chain_lib_once,
-		[&] { session.emplace(profile_dir); },
-		[&] {
-			if (const std::string f = session->end(); !f.empty())
-				std::remove(f.c_str());
-			session.reset();
-		}, kProfiledRounds);
-	// The same switch doing nothing, in as many rounds as the profiled
-	// figure: what it and the tracepoints' below read when nothing differs
-	// (their noise and any bias of the method).
-	const Figure control = !syncobjs ? Figure{} : switched(chain_lib_once, [] {}, [] {},
-								kProfiledRounds);
-	// The driver's side of rbln-smi trace record: its tracepoints on.
-	const char *rbln_events = "/sys/kernel/tracing/events/rbln/enable";
-	const bool tracing = tracefs_write(rbln_events, "0");
-	const Figure traced = !syncobjs || !tracing ? Figure{} : switched(chain_lib_once,
-		[&] { tracefs_write(rbln_events, "1"); }, [&] { tracefs_write(rbln_events, "0"); });
+	const SwitchFigures sw = !syncobjs ? SwitchFigures{} :
+		switch_figures(chain_lib_once, kProfiledRounds);
+	const Figure &profiled = sw.profiled, &control = sw.control, &traced = sw.traced;
 
 	const double null_ns = submit.base_ns;
 	fmt::print("{:<26} {:>12}   (medians of 9 rounds, each against its own null ioctl)\n",
