@@ -42,7 +42,7 @@ std::mutex g_mu;
 std::map<int, File> g_files;
 const Options *g_opening = nullptr;	// open() is making this file
 uint64_t g_job_times_calls = 0;
-std::function<void()> g_submit_hook;
+std::function<void()> g_submit_hook, g_job_times_hook;
 
 // As the driver: flags it does not know are refused, and a job ended inside
 // SUBMIT reports its times there when asked (16), else its record goes to
@@ -209,6 +209,12 @@ void on_submit(std::function<void()> hook)
 	g_submit_hook = std::move(hook);
 }
 
+void on_job_times(std::function<void()> hook)
+{
+	std::lock_guard lock(g_mu);
+	g_job_times_hook = std::move(hook);
+}
+
 uint64_t job_times_calls()
 {
 	std::lock_guard lock(g_mu);
@@ -242,6 +248,8 @@ extern "C" int ioctl(int fd, unsigned long request, ...)
 			faked = true;
 			if (request == DRM_IOCTL_RBLN_SUBMIT && fake_npu::g_submit_hook) [[unlikely]]
 				hook = fake_npu::g_submit_hook;
+			else if (request == DRM_IOCTL_RBLN_JOB_TIMES && fake_npu::g_job_times_hook)
+				hook = fake_npu::g_job_times_hook;
 		}
 	}
 	if (hook)

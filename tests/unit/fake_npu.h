@@ -31,5 +31,8 @@ uint64_t job_times_calls();
 // on the submitting thread (what a test does while a job is in the driver);
 // an empty one, none.
 void on_submit(std::function<void()> hook);
+// @hook runs in each JOB_TIMES once it answered, as on_submit()'s: on the
+// thread that asked (the recorder's, inside its lock).
+void on_job_times(std::function<void()> hook);
 
 } // namespace fake_npu
