@@ -1,8 +1,11 @@
 // The in-process recorder on a fake Rebel100 (fake_npu.h): jobs staged by
-// several threads, by a thread that exits, while a Session ends, and the
-// driver's device times matched to them in any order; read back from the
-// files the Sessions write.
+// several threads, by a thread that exits, while a Session ends, in a forked
+// child, and the driver's device times matched to them in any order; read
+// back from the files the Sessions write.
 #include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <latch>
@@ -11,6 +14,10 @@
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -141,6 +148,25 @@ rbln::Device open_older(uint32_t version, fake_npu::Options options = {})
 	unsetenv("RBLN_SKIP_ABI_CHECK");
 	testing::internal::GetCapturedStderr();
 	return dev;
+}
+
+// Child @pid's end, waited for at most @secs seconds (then killed): "" when
+// it exited 0, else what became of it.
+std::string wait_child(pid_t pid, int secs)
+{
+	for (int i = 0; i < secs * 100; i++) {
+		int status = 0;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			if (WIFEXITED(status))
+				return WEXITSTATUS(status) ? fmt::format("exited {}", WEXITSTATUS(status)) : "";
+			return fmt::format("killed by signal {} ({})", WTERMSIG(status),
+					   strsignal(WTERMSIG(status)));
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, nullptr, 0);
+	return fmt::format("still running after {} s (killed)", secs);
 }
 
 } // namespace
@@ -474,4 +500,121 @@ TEST(ProfilerRecorder, AnOldDriverGivesNoDeviceTimes)
 		EXPECT_FALSE(got.at(l).device_times) << l;
 	}
 	EXPECT_NE(err.find("device times need 14"), std::string::npos) << err;
+}
+
+// A child forked while other threads of its parent have staged jobs goes on
+// profiling.  Their stages are in their stacks (static TLS), which the
+// child's glibc caches for its own threads and unmaps past 40 MiB as they
+// end: the child records its jobs, and what the parent had staged (as it
+// keeps what was taken), without reading the parent's threads' stages.
+TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	constexpr int kThreads = 6;
+	std::vector<std::string> parent_labels[kThreads];
+	std::mutex mu;
+	std::condition_variable cv;
+	int staged = 0;
+	bool released = false;
+	// 16 MiB stacks: six are more than glibc's stack cache keeps.
+	pthread_attr_t big, old;
+	pthread_getattr_default_np(&old);
+	pthread_attr_init(&big);
+	pthread_attr_setstacksize(&big, 16 << 20);
+	pthread_setattr_default_np(&big);
+	std::vector<std::thread> threads;
+	for (int k = 0; k < kThreads; k++)
+		threads.emplace_back([&, k] {
+			// The first is taken over at once, the second stays staged.
+			auto labels = submit_chain(dev, fmt::format("fork_parent{}_", k), 2);
+			std::unique_lock lock(mu);
+			parent_labels[k] = std::move(labels);
+			staged++;
+			cv.notify_all();
+			cv.wait(lock, [&] { return released; });
+		});
+	pthread_setattr_default_np(&old);
+	pthread_attr_destroy(&big);
+	pthread_attr_destroy(&old);
+	const auto main_labels = submit_chain(dev, "fork_main_", 2);
+	bool all_staged;
+	{
+		std::unique_lock lock(mu);
+		all_staged = cv.wait_for(lock, std::chrono::seconds(30), [&] { return staged == kThreads; });
+	}
+	std::string child_end = "not forked";
+	if (all_staged) {
+		const pid_t pid = fork();
+		if (pid == 0) {
+			// The child's threads take cached stacks, and as each ends
+			// the oldest past the cache's size (the parent's) are unmapped.
+			std::vector<std::string> labels[3];
+			for (int i = 0; i < 2; i++)
+				std::thread([&, i] {
+					labels[i] = submit_chain(dev, fmt::format("fork_child_thread{}_", i), 2);
+				}).join();
+			labels[2] = submit_chain(dev, "fork_child_", 3);
+			const auto got = read_run(run.end());
+			int missing = 0;
+			auto expect = [&](const std::vector<std::string> &want) {
+				for (const auto &l : want)
+					if (!got.contains(l)) {
+						fprintf(stderr, "child: %s missing\n", l.c_str());
+						missing++;
+					}
+			};
+			for (const auto &l : labels)
+				expect(l);
+			expect(main_labels);
+			for (const auto &l : parent_labels)
+				expect(l);
+			_exit(missing ? 1 : 0);
+		}
+		child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30);
+	}
+	{
+		std::lock_guard lock(mu);
+		released = true;
+	}
+	cv.notify_all();
+	for (auto &t : threads)
+		t.join();
+	ASSERT_TRUE(all_staged);
+	EXPECT_EQ(child_end, "") << "the child";
+	// The parent's run: its own jobs, none of the child's.
+	const auto got = read_run(run.end());
+	EXPECT_EQ(got.size(), 2u * kThreads + 2u);
+	for (const auto &l : parent_labels)
+		expect_chain(got, l);
+	expect_chain(got, main_labels);
+}
+
+// A fork while another thread is inside the recorder (asking the driver for
+// device times at a flush): the child finds its lock free, which no thread
+// of the child would ever free.
+TEST(ProfilerRecorder, AForkWhileAnotherThreadIsInsideTheRecorder)
+{
+	rbln::Device dev = fake_npu::open({.hold_times = true});
+	rbln::profile::Session run(dir());
+	submit_chain(dev, "inside_", 1);	// its times come later: a flush asks for them
+	std::latch inside(1);
+	fake_npu::on_job_times([&] {
+		fake_npu::on_job_times({});
+		inside.count_down();
+		// The fork starts meanwhile: it waits for the lock, or the child has it held.
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	});
+	std::thread flushing([] { rbln::profile::flush(); });
+	inside.wait();
+	const pid_t pid = fork();
+	if (pid == 0) {
+		rbln::profile::flush();
+		_exit(0);
+	}
+	const std::string child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 5);
+	flushing.join();
+	EXPECT_EQ(child_end, "") << "the child";
+	fake_npu::release_times();
+	EXPECT_EQ(read_run(run.end()).size(), 1u);
 }

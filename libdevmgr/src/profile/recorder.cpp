@@ -138,18 +138,20 @@ struct Recorder {
 		}
 		std::ifstream comm("/proc/self/comm");
 		std::getline(comm, command);
-		pthread_atfork(nullptr, nullptr, [] { recorder_pid_changed(); });
 		if (env_on) {
 			start_locked();
 			open_run_locked(dir);
 			g_active = true;
 		}
+		// Last: the handlers' recorder() finds it made (or waits for that).
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
 	}
 	~Recorder()
 	{
+		// Held until g_gone is set: a fork's handlers see it, or a whole recorder.
+		std::lock_guard lock(mu);
 		// Exit or unload: the open runs end, and the whole trace is written.
 		try {
-			std::lock_guard lock(mu);
 			drain_all_locked();
 			for (Run &r : runs)
 				if (r.open())
@@ -171,7 +173,9 @@ struct Recorder {
 		}
 	}
 
-	static void recorder_pid_changed();
+	static void fork_prepare();
+	static void fork_parent();
+	static void fork_child();
 
 	void start_locked()
 	{
@@ -520,8 +524,31 @@ Recorder &recorder()
 	return r;
 }
 
+// The lock is held across a fork: the child, with no other thread to free
+// it, finds the recorder as no thread was changing it.  None of it once the
+// recorder is gone (exit, or dlclose() before glibc drops these handlers):
+// g_gone is set under the lock, so the parent's and the child's handler hold
+// it just when fork_prepare took it.  A fork from a signal handler that
+// interrupted its thread inside the recorder deadlocks here, as glibc's own
+// malloc handler does when one interrupted malloc.
+void Recorder::fork_prepare()
+{
+	if (g_gone)
+		return;
+	Recorder &r = recorder();
+	r.mu.lock();
+	if (g_gone)
+		r.mu.unlock();
+}
+
+void Recorder::fork_parent()
+{
+	if (!g_gone)
+		recorder().mu.unlock();
+}
+
 // getpid() is a system call: asked once, and again in a forked child.
-void Recorder::recorder_pid_changed()
+void Recorder::fork_child()
 {
 	g_pid.store(uint32_t(getpid()), std::memory_order_relaxed);
 	// A fork inside SUBMIT (from a signal handler, say): the job's draft
@@ -530,6 +557,20 @@ void Recorder::recorder_pid_changed()
 		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
+	if (g_gone)
+		return;
+	Recorder &r = recorder();
+	// The parent's other threads are not the child's: their stages, in their
+	// stacks, which glibc gives to the child's threads or unmaps, are left.
+	// What they staged is the parent's as of the fork, as what was taken and
+	// what this thread staged: the child's too, taken now (their chunks
+	// stay the recorder's; their drafts are never published here).
+	auto parents = [&](const Stage *s) { return s != &t_stage && s != &r.late_stage; };
+	for (Stage *s : r.stages)
+		if (parents(s))
+			r.take_locked(*s);
+	std::erase_if(r.stages, parents);
+	r.mu.unlock();
 }
 
 // Set when the thread's ThreadStage is destroyed (trivial, as t_stage: still
