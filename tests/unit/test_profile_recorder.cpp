@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <latch>
+#include <semaphore>
 #include <map>
 #include <optional>
 #include <set>
@@ -156,7 +157,10 @@ std::string wait_child(pid_t pid, int secs)
 {
 	for (int i = 0; i < secs * 100; i++) {
 		int status = 0;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
+		const pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got < 0 && errno != EINTR)
+			return fmt::format("waitpid: {}", strerror(errno));
+		if (got == pid) {
 			if (WIFEXITED(status))
 				return WEXITSTATUS(status) ? fmt::format("exited {}", WEXITSTATUS(status)) : "";
 			return fmt::format("killed by signal {} ({})", WTERMSIG(status),
@@ -546,7 +550,7 @@ TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
 	std::string child_end = "not forked";
 	if (all_staged) {
 		const pid_t pid = fork();
-		if (pid == 0) {
+		if (pid == 0) try {
 			// The child's threads take cached stacks, and as each ends
 			// the oldest past the cache's size (the parent's) are unmapped.
 			std::vector<std::string> labels[3];
@@ -569,7 +573,10 @@ TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
 			expect(main_labels);
 			for (const auto &l : parent_labels)
 				expect(l);
-			_exit(missing ? 1 : 0);
+			// read_run's own checks (a job twice, an arrow from no job) count too.
+			_exit(missing || ::testing::Test::HasFailure() ? 1 : 0);
+		} catch (...) {
+			_exit(3);	// never back into the test runner, nor exit()'s destructors
 		}
 		child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30);
 	}
@@ -590,31 +597,81 @@ TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
 	expect_chain(got, main_labels);
 }
 
+// Released as a fork starts, by its first prepare handler: registered after
+// the library's, it runs before the library's, which takes the recorder's lock.
+static std::binary_semaphore *g_fork_started = nullptr;
+
 // A fork while another thread is inside the recorder (asking the driver for
 // device times at a flush): the child finds its lock free, which no thread
 // of the child would ever free.
 TEST(ProfilerRecorder, AForkWhileAnotherThreadIsInsideTheRecorder)
 {
+	static const int registered = pthread_atfork(+[] {
+		if (g_fork_started)
+			g_fork_started->release();
+	}, nullptr, nullptr);
+	ASSERT_EQ(registered, 0);
 	rbln::Device dev = fake_npu::open({.hold_times = true});
 	rbln::profile::Session run(dir());
 	submit_chain(dev, "inside_", 1);	// its times come later: a flush asks for them
-	std::latch inside(1);
+	std::binary_semaphore inside(0), fork_started(0);
+	g_fork_started = &fork_started;
 	fake_npu::on_job_times([&] {
 		fake_npu::on_job_times({});
-		inside.count_down();
-		// The fork starts meanwhile: it waits for the lock, or the child has it held.
-		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		inside.release();
+		// Still inside once the fork started, long enough for a fork that
+		// does not wait for the lock to be done.
+		if (fork_started.try_acquire_for(std::chrono::seconds(10)))
+			std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	});
 	std::thread flushing([] { rbln::profile::flush(); });
-	inside.wait();
-	const pid_t pid = fork();
-	if (pid == 0) {
-		rbln::profile::flush();
-		_exit(0);
+	const bool was_inside = inside.try_acquire_for(std::chrono::seconds(10));
+	std::string child_end = "not forked: the flush asked for no device times";
+	if (was_inside) {
+		const pid_t pid = fork();
+		if (pid == 0) {
+			rbln::profile::flush();
+			_exit(0);
+		}
+		child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 5);
 	}
-	const std::string child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 5);
+	g_fork_started = nullptr;
+	fake_npu::on_job_times({});
 	flushing.join();
 	EXPECT_EQ(child_end, "") << "the child";
 	fake_npu::release_times();
 	EXPECT_EQ(read_run(run.end()).size(), 1u);
+}
+
+// A signal handler that forks (to exec a crash reporter, say) while its
+// thread is inside the recorder: the fork does not wait for the lock that
+// thread holds.  In a child of the test, so that a deadlock is a timeout.
+TEST(ProfilerRecorder, ASignalHandlersForkInsideTheRecorderGoesOn)
+{
+	rbln::Device dev = fake_npu::open({.hold_times = true});
+	const pid_t pid = fork();
+	if (pid == 0) try {
+		rbln::profile::Session run(dir());
+		submit_chain(dev, "signal_", 1);	// its times come later: a flush asks for them
+		static pid_t grandchild = -1;
+		signal(SIGUSR1, +[](int) {
+			grandchild = fork();
+			if (grandchild == 0)
+				_exit(0);
+		});
+		fake_npu::on_job_times([] {
+			fake_npu::on_job_times({});
+			raise(SIGUSR1);		// on the flush's thread, inside the recorder
+		});
+		rbln::profile::flush();
+		int status = 0;
+		const bool reaped = grandchild > 0 && waitpid(grandchild, &status, 0) == grandchild &&
+				    WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		fake_npu::release_times();
+		_exit(reaped ? 0 : 1);
+	} catch (...) {
+		_exit(3);
+	}
+	EXPECT_EQ(pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 10), "")
+		<< "the child that forked from its signal handler";
 }

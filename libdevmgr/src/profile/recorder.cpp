@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,6 +43,31 @@ constinit thread_local Stage t_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, 0
 static std::atomic<uint32_t> g_pid{uint32_t(getpid())};
 // Set once the recorder is destroyed: a device closing later has nothing to tell it.
 static std::atomic<bool> g_gone{false};
+// This thread is inside the recorder's lock, or about to be: a fork from a
+// signal handler that interrupted it does not wait for the lock (fork_prepare).
+constinit thread_local unsigned t_in_recorder = 0;
+// This thread's fork took the recorder's lock (fork_prepare); the child inherits it.
+constinit thread_local bool t_fork_locked = false;
+
+// The recorder's lock, taken by every way into it (never the submit's fast path).
+class RecorderLock {
+public:
+	explicit RecorderLock(std::mutex &mu) : mu_(mu)
+	{
+		t_in_recorder++;
+		mu_.lock();
+	}
+	~RecorderLock()
+	{
+		mu_.unlock();
+		t_in_recorder--;
+	}
+	RecorderLock(const RecorderLock &) = delete;
+	RecorderLock &operator=(const RecorderLock &) = delete;
+
+private:
+	std::mutex &mu_;
+};
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -103,6 +129,9 @@ struct Recorder {
 	std::vector<std::unique_ptr<Chunk>> spare_chunks;
 	std::vector<std::unique_ptr<LabelChunk>> label_chunks;
 	std::vector<Stage *> stages;	// of the threads alive that staged jobs
+	// Other threads' chunks as a fork started (fork_prepare), for the child,
+	// which cannot read their stages: room for all is kept at registration.
+	std::vector<Chunk *> fork_chunks;
 	// The jobs of threads whose ThreadStage is gone (submitted from a later
 	// thread_local destructor), each written under the lock.
 	Stage late_stage{nullptr, kChunkJobs, nullptr, nullptr, 0, 0, nullptr};
@@ -148,8 +177,9 @@ struct Recorder {
 	}
 	~Recorder()
 	{
-		// Held until g_gone is set: a fork's handlers see it, or a whole recorder.
-		std::lock_guard lock(mu);
+		// Held until g_gone is set: a fork's handlers, or a thread waiting for
+		// the lock, see it, or a whole recorder.
+		RecorderLock lock(mu);
 		// Exit or unload: the open runs end, and the whole trace is written.
 		try {
 			drain_all_locked();
@@ -173,9 +203,9 @@ struct Recorder {
 		}
 	}
 
-	static void fork_prepare();
-	static void fork_parent();
-	static void fork_child();
+	static void fork_prepare() noexcept;
+	static void fork_parent() noexcept;
+	static void fork_child() noexcept;
 
 	void start_locked()
 	{
@@ -212,9 +242,12 @@ struct Recorder {
 	// @s's records published since the last time: the recorder's now.
 	void take_locked(Stage &s)
 	{
-		if (!s.chunk)
-			return;
-		Chunk &c = *s.chunk;
+		if (s.chunk)
+			take_chunk_locked(*s.chunk);
+	}
+
+	void take_chunk_locked(Chunk &c)
+	{
 		const uint64_t published = c.published.load(std::memory_order_acquire);
 		const uint32_t end = uint32_t(published), flagged = uint32_t(published >> 32);
 		// Locals, not members the stores below might alias: loaded once.
@@ -526,29 +559,38 @@ Recorder &recorder()
 
 // The lock is held across a fork: the child, with no other thread to free
 // it, finds the recorder as no thread was changing it.  None of it once the
-// recorder is gone (exit, or dlclose() before glibc drops these handlers):
-// g_gone is set under the lock, so the parent's and the child's handler hold
-// it just when fork_prepare took it.  A fork from a signal handler that
-// interrupted its thread inside the recorder deadlocks here, as glibc's own
-// malloc handler does when one interrupted malloc.
-void Recorder::fork_prepare()
+// recorder is gone (exit, or dlclose() before glibc drops these handlers:
+// g_gone is set under the lock), nor when the forking thread is inside the
+// recorder itself (a signal handler's fork): its parent goes on, and a child
+// that profiles may wait for that lock forever.  A fork waits for a Session's
+// end or a flush() writing its file in another thread.
+void Recorder::fork_prepare() noexcept
 {
-	if (g_gone)
+	if (g_gone || t_in_recorder)
 		return;
 	Recorder &r = recorder();
 	r.mu.lock();
-	if (g_gone)
+	if (g_gone) {
 		r.mu.unlock();
+		return;
+	}
+	t_fork_locked = true;
+	// The other threads' chunks, read while those threads are there (no
+	// allocation: make_room_locked kept room for every stage).
+	r.fork_chunks.clear();
+	for (Stage *s : r.stages)
+		if (s != &t_stage && s != &r.late_stage && s->chunk)
+			r.fork_chunks.push_back(s->chunk);
 }
 
-void Recorder::fork_parent()
+void Recorder::fork_parent() noexcept
 {
-	if (!g_gone)
+	if (std::exchange(t_fork_locked, false))
 		recorder().mu.unlock();
 }
 
 // getpid() is a system call: asked once, and again in a forked child.
-void Recorder::fork_child()
+void Recorder::fork_child() noexcept
 {
 	g_pid.store(uint32_t(getpid()), std::memory_order_relaxed);
 	// A fork inside SUBMIT (from a signal handler, say): the job's draft
@@ -557,19 +599,23 @@ void Recorder::fork_child()
 		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
-	if (g_gone)
+	if (!std::exchange(t_fork_locked, false))
 		return;
 	Recorder &r = recorder();
 	// The parent's other threads are not the child's: their stages, in their
-	// stacks, which glibc gives to the child's threads or unmaps, are left.
+	// stacks, which glibc gives to the child's threads or unmaps, are left
+	// unread (a handler that ran before this one may have started threads).
 	// What they staged is the parent's as of the fork, as what was taken and
-	// what this thread staged: the child's too, taken now (their chunks
-	// stay the recorder's; their drafts are never published here).
-	auto parents = [&](const Stage *s) { return s != &t_stage && s != &r.late_stage; };
-	for (Stage *s : r.stages)
-		if (parents(s))
-			r.take_locked(*s);
-	std::erase_if(r.stages, parents);
+	// what this thread staged: the child's too, taken from their chunks
+	// (which stay the recorder's; their drafts are never published here).
+	try {
+		for (Chunk *c : r.fork_chunks)
+			r.take_chunk_locked(*c);
+	} catch (...) {
+		// Out of memory: those records are not kept; the child goes on.
+	}
+	r.fork_chunks.clear();
+	std::erase_if(r.stages, [&](const Stage *s) { return s != &t_stage && s != &r.late_stage; });
 	r.mu.unlock();
 }
 
@@ -589,7 +635,9 @@ struct ThreadStage {
 		if (!registered || g_gone)
 			return;
 		Recorder &r = recorder();
-		std::lock_guard lock(r.mu);
+		RecorderLock lock(r.mu);
+		if (g_gone)
+			return;		// exit's destructors ran while it waited
 		r.take_locked(t_stage);
 		std::erase(r.stages, &t_stage);
 		t_stage = {nullptr, kChunkJobs, nullptr, nullptr, 0, 0, nullptr};
@@ -608,6 +656,7 @@ void Recorder::make_room_locked(Stage &s, size_t label_size)
 		return;
 	take_locked(s);
 	if (!s.chunk) {
+		fork_chunks.reserve(stages.size() + 1);
 		stages.push_back(&s);
 		if (&s == &t_stage)
 			t_stage_owner.registered = true;
@@ -645,9 +694,9 @@ void fail_bad_environment()
 	if (g_gone)
 		return;		// exit's destructors ran: a job submitted after them is not kept
 	Recorder &r = recorder();
-	std::lock_guard lock(r.mu);
-	if (!r.open_runs)
-		return;		// the last session ended meanwhile
+	RecorderLock lock(r.mu);
+	if (g_gone || !r.open_runs)
+		return;		// exit's destructors, or the last session's end, came meanwhile
 	// A thread whose ThreadStage is gone: its own stage would be registered
 	// again, and read after the thread ended.  In a forked child the late
 	// stage's next job starts a chunk of the child's.
@@ -719,7 +768,9 @@ void device_closing(const rbln::detail::DeviceState &dev)
 	if (g_gone)
 		return;
 	Recorder &r = recorder();
-	std::lock_guard lock(r.mu);
+	RecorderLock lock(r.mu);
+	if (g_gone)
+		return;
 	// Its jobs staged by any thread first.
 	r.take_all_locked();
 	auto it = std::ranges::find(r.logs, &dev, &DeviceLog::dev);
@@ -747,7 +798,7 @@ bool env_enabled()
 Session::Session(std::string output_dir)
 {
 	auto &r = recorder();
-	std::lock_guard lock(r.mu);
+	detail::RecorderLock lock(r.mu);
 	r.start_locked();
 	// The whole trace goes where the first run's file goes, unless RBLN_PROFILER_DIR says.
 	if (!output_dir.empty() && r.runs.empty() && !r.dir_from_env)
@@ -761,7 +812,9 @@ std::string Session::end()
 		return {};
 	ended_ = true;
 	auto &r = recorder();
-	std::lock_guard lock(r.mu);
+	detail::RecorderLock lock(r.mu);
+	if (detail::g_gone)
+		return {};	// exit wrote it
 	return r.write_run_locked(r.runs[run_]);
 }
 
@@ -777,14 +830,18 @@ Session::~Session()
 void workload(unsigned device, unsigned instance, unsigned sequence, unsigned wl)
 {
 	auto &r = recorder();
-	std::lock_guard lock(r.mu);
+	detail::RecorderLock lock(r.mu);
+	if (detail::g_gone)
+		return;
 	r.trace.workloads.push_back({device, instance, sequence, wl});
 }
 
 std::string flush()
 {
 	auto &r = recorder();
-	std::lock_guard lock(r.mu);
+	detail::RecorderLock lock(r.mu);
+	if (detail::g_gone)
+		return {};
 	r.drain_all_locked();
 	return r.write_whole_locked();
 }
