@@ -50,12 +50,13 @@ bench: deps
 	$(MAKE) bench-run
 
 # The second VM counts instructions: with -icount shift=0 the guest's clock
-# moves 1 ns per instruction executed (sleep=off: idle time is skipped).
+# moves 1 ns per instruction executed (sleep=off: an idle guest's clock jumps
+# to its next timer at once).
 bench-run: userspace $(DEMO_KO)
 	tests/vm/run-vm.sh -o $(BUILD)/bench $(DEMO_KERNEL) tests/vm/bench.sh
 	RBLN_VM_QEMU_ARGS="$${RBLN_VM_QEMU_ARGS:-} -icount shift=0,sleep=off" \
 		tests/vm/run-vm.sh -o $(BUILD)/bench-instructions $(DEMO_KERNEL) tests/vm/bench-instructions.sh
-	@echo "bench: figures in $(BUILD)/bench/bench.json, bench-smi.json and bench-exporter.json;"
+	@echo "bench: figures in $(BUILD)/bench/bench.json, bench-register.json, bench-smi.json and bench-exporter.json;"
 	@echo "bench: guest instructions in $(BUILD)/bench-instructions/bench-instructions.json"
 
 FUZZ_SECONDS ?= 60

@@ -409,7 +409,7 @@ struct SwitchFigures {
 };
 
 template <typename Chain>
-SwitchFigures switch_figures(Chain &&chain, int rounds)
+SwitchFigures switch_figures(Chain &&chain, int rounds, int traced_rounds)
 {
 	SwitchFigures f;
 	const std::string profile_dir = "/tmp/rbln-bench-profile";
@@ -425,17 +425,18 @@ SwitchFigures switch_figures(Chain &&chain, int rounds)
 	const char *rbln_events = "/sys/kernel/tracing/events/rbln/enable";
 	if (tracefs_write(rbln_events, "0"))
 		f.traced = switched(chain, [&] { tracefs_write(rbln_events, "1"); },
-				    [&] { tracefs_write(rbln_events, "0"); });
+				    [&] { tracefs_write(rbln_events, "0"); }, traced_rounds);
 	return f;
 }
 
 // make bench's second VM, run with QEMU's -icount shift=0,sleep=off: the
 // guest's clocks advance 1 ns for each instruction the guest executes (and
-// jump over idle time), so every "ns" of this run is a guest instruction,
-// user and kernel alike.  Its figures are the same from run to run and from
-// machine to machine: what profiling adds in work, which TCG's wall time,
-// moved a point or two by the host between runs, cannot resolve.  Work, not
-// time: under TCG an instruction's cost varies (memory, indirect jumps).
+// jump to the next timer when it idles), so every "ns" of this run is guest
+// instructions: the chain's, user and kernel, and whatever else the guest ran
+// meanwhile (an interrupt, a kernel thread).  Its figures are the same from
+// run to run on one host's build: what profiling adds in work, which TCG's
+// wall time, moved a point or two by the host between runs, cannot resolve.
+// Work, not time: under TCG an instruction's cost varies (memory, jumps).
 int count_instructions(rbln::Device &dev, const std::string &json_path)
 {
 	if (!(dev.param(DRM_RBLN_PARAM_CAPABILITIES) & DRM_RBLN_CAP_SYNCOBJ))
@@ -445,7 +446,7 @@ int count_instructions(rbln::Device &dev, const std::string &json_path)
 	// (an interrupt, a kernel thread): 21 rounds leave such rounds out of the
 	// median's 95% interval.
 	constexpr int kRounds = 21;
-	const SwitchFigures f = switch_figures([&] { chain.through_libdevmgr(dev); }, kRounds);
+	const SwitchFigures f = switch_figures([&] { chain.through_libdevmgr(dev); }, kRounds, kRounds);
 	fmt::print("{:<26} {:>12}   (guest instructions, QEMU icount; medians of {} rounds)\n",
 		   "operation", "instr/op", kRounds);
 	fmt::print("{:<26} {:>12.0f}   {:.4f}x the same chain not profiled ({:.0f}; aim <= 1.05x)\n",
@@ -480,6 +481,11 @@ int main(int argc, char **argv)
 	// rbln_bench [--instructions] [JSON]
 	const bool instructions = argc > 1 && std::string_view(argv[1]) == "--instructions";
 	const int json_arg = 1 + instructions;
+	if (argc > json_arg + 1 || (argc > json_arg && argv[json_arg][0] == '-')) {
+		fmt::print(stderr, "rbln_bench: {:?} is not an argument it takes: "
+			   "rbln_bench [--instructions] [JSON file]\n", argv[argc > json_arg + 1 ? json_arg + 1 : json_arg]);
+		return 2;
+	}
 	const std::string json_path = argc > json_arg ? argv[json_arg] :
 		instructions ? "bench-instructions.json" : "bench.json";
 	auto dev = rbln::Device::open(0);
@@ -596,7 +602,7 @@ int main(int argc, char **argv)
 	// with it).  The tracepoints' row takes the default 9.
 	constexpr int kProfiledRounds = 81;
 	const SwitchFigures sw = !syncobjs ? SwitchFigures{} :
-		switch_figures(chain_lib_once, kProfiledRounds);
+		switch_figures(chain_lib_once, kProfiledRounds, 9);
 	const Figure &profiled = sw.profiled, &control = sw.control, &traced = sw.traced;
 
 	const double null_ns = submit.base_ns;
