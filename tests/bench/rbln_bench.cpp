@@ -481,10 +481,12 @@ int main(int argc, char **argv)
 	// rbln_bench [--instructions] [JSON]
 	const bool instructions = argc > 1 && std::string_view(argv[1]) == "--instructions";
 	const int json_arg = 1 + instructions;
-	if (argc > json_arg + 1 || (argc > json_arg && argv[json_arg][0] == '-')) {
-		fmt::print(stderr, "rbln_bench: {:?} is not an argument it takes: "
-			   "rbln_bench [--instructions] [JSON file]\n", argv[argc > json_arg + 1 ? json_arg + 1 : json_arg]);
-		return 2;
+	for (int i = json_arg; i < argc; i++) {
+		if (argv[i][0] == '-' || i > json_arg) {
+			fmt::print(stderr, "rbln_bench: {:?} is not an argument it takes: "
+				   "rbln_bench [--instructions] [JSON file]\n", argv[i]);
+			return 2;
+		}
 	}
 	const std::string json_path = argc > json_arg ? argv[json_arg] :
 		instructions ? "bench-instructions.json" : "bench.json";
@@ -600,9 +602,9 @@ int main(int argc, char **argv)
 	// ratio strays up to 20% from the next, and the aim is 5%; 81 rounds bound
 	// the median to about a percent either way (its 95% interval is printed
 	// with it).  The tracepoints' row takes the default 9.
-	constexpr int kProfiledRounds = 81;
+	constexpr int kProfiledRounds = 81, kTracedRounds = 9;
 	const SwitchFigures sw = !syncobjs ? SwitchFigures{} :
-		switch_figures(chain_lib_once, kProfiledRounds, 9);
+		switch_figures(chain_lib_once, kProfiledRounds, kTracedRounds);
 	const Figure &profiled = sw.profiled, &control = sw.control, &traced = sw.traced;
 
 	const double null_ns = submit.base_ns;

@@ -629,11 +629,13 @@ TEST(ProfilerRecorder, AForkWhileAnotherThreadIsInsideTheRecorder)
 	std::string child_end = "not forked: the flush asked for no device times";
 	if (was_inside) {
 		const pid_t pid = fork();
-		if (pid == 0) {
+		if (pid == 0) try {
 			rbln::profile::flush();
 			_exit(0);
+		} catch (...) {
+			_exit(3);
 		}
-		child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 5);
+		child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30);
 	}
 	g_fork_started = nullptr;
 	fake_npu::on_job_times({});
@@ -653,7 +655,7 @@ TEST(ProfilerRecorder, ASignalHandlersForkInsideTheRecorderGoesOn)
 	if (pid == 0) try {
 		rbln::profile::Session run(dir());
 		submit_chain(dev, "signal_", 1);	// its times come later: a flush asks for them
-		static pid_t grandchild = -1;
+		static volatile sig_atomic_t grandchild = -1;
 		signal(SIGUSR1, +[](int) {
 			grandchild = fork();
 			if (grandchild == 0)
@@ -665,7 +667,7 @@ TEST(ProfilerRecorder, ASignalHandlersForkInsideTheRecorderGoesOn)
 		});
 		rbln::profile::flush();
 		int status = 0;
-		const bool reaped = grandchild > 0 && waitpid(grandchild, &status, 0) == grandchild &&
+		const bool reaped = grandchild > 0 && waitpid(pid_t(grandchild), &status, 0) == grandchild &&
 				    WIFEXITED(status) && WEXITSTATUS(status) == 0;
 		fake_npu::release_times();
 		_exit(reaped ? 0 : 1);

@@ -46,8 +46,11 @@ static std::atomic<bool> g_gone{false};
 // This thread is inside the recorder's lock, or about to be: a fork from a
 // signal handler that interrupted it does not wait for the lock (fork_prepare).
 constinit thread_local unsigned t_in_recorder = 0;
-// This thread's fork took the recorder's lock (fork_prepare); the child inherits it.
-constinit thread_local bool t_fork_locked = false;
+// This thread's forks under way (a signal handler's inside another's
+// handlers), and which of them took the recorder's lock (bit = depth); the
+// child inherits both.
+constinit thread_local unsigned t_fork_depth = 0;
+constinit thread_local unsigned t_fork_locked = 0;
 
 // The recorder's lock, taken by every way into it (never the submit's fast path).
 class RecorderLock {
@@ -249,7 +252,9 @@ struct Recorder {
 	void take_chunk_locked(Chunk &c)
 	{
 		const uint64_t published = c.published.load(std::memory_order_acquire);
-		const uint32_t end = uint32_t(published), flagged = uint32_t(published >> 32);
+		// Past kChunkJobs only by a record a fork cut short (fork_child): not kept.
+		const uint32_t end = std::min(uint32_t(published), kChunkJobs);
+		const uint32_t flagged = uint32_t(published >> 32);
 		// Locals, not members the stores below might alias: loaded once.
 		const uint64_t first_id = open_runs ? span_first_id : UINT64_MAX;
 		if (c.taken == end)
@@ -560,13 +565,15 @@ Recorder &recorder()
 // The lock is held across a fork: the child, with no other thread to free
 // it, finds the recorder as no thread was changing it.  None of it once the
 // recorder is gone (exit, or dlclose() before glibc drops these handlers:
-// g_gone is set under the lock), nor when the forking thread is inside the
-// recorder itself (a signal handler's fork): its parent goes on, and a child
-// that profiles may wait for that lock forever.  A fork waits for a Session's
-// end or a flush() writing its file in another thread.
+// g_gone is set under the lock), nor when the forking thread is in the
+// recorder already (a signal handler's fork that interrupted it, or another
+// fork's handlers): its parent goes on, and its child must exec or _exit, as
+// its lock may stay held and its stages are the parent's.  A fork waits for
+// a Session's end or a flush() writing its file in another thread.
 void Recorder::fork_prepare() noexcept
 {
-	if (g_gone || t_in_recorder)
+	const unsigned depth = t_fork_depth++;
+	if (g_gone || t_in_recorder || depth >= 32)
 		return;
 	Recorder &r = recorder();
 	r.mu.lock();
@@ -574,7 +581,8 @@ void Recorder::fork_prepare() noexcept
 		r.mu.unlock();
 		return;
 	}
-	t_fork_locked = true;
+	t_fork_locked |= 1u << depth;
+	t_in_recorder++;
 	// The other threads' chunks, read while those threads are there (no
 	// allocation: make_room_locked kept room for every stage).
 	r.fork_chunks.clear();
@@ -583,10 +591,25 @@ void Recorder::fork_prepare() noexcept
 			r.fork_chunks.push_back(s->chunk);
 }
 
+// Whether this fork's prepare took the lock; then it is this thread's no more.
+static bool fork_done() noexcept
+{
+	const unsigned depth = --t_fork_depth;
+	const bool locked = depth < 32 && t_fork_locked >> depth & 1;
+	if (locked) {
+		t_fork_locked &= ~(1u << depth);
+		t_in_recorder--;
+	}
+	return locked;
+}
+
 void Recorder::fork_parent() noexcept
 {
-	if (std::exchange(t_fork_locked, false))
-		recorder().mu.unlock();
+	if (!fork_done())
+		return;
+	Recorder &r = recorder();
+	r.fork_chunks.clear();
+	r.mu.unlock();
 }
 
 // getpid() is a system call: asked once, and again in a forked child.
@@ -599,7 +622,7 @@ void Recorder::fork_child() noexcept
 		t_stage.drafter->move_home();
 	// The child's next job starts a chunk of its own, with its pid.
 	t_stage.used = kChunkJobs;
-	if (!std::exchange(t_fork_locked, false))
+	if (!fork_done())
 		return;
 	Recorder &r = recorder();
 	// The parent's other threads are not the child's: their stages, in their
@@ -608,11 +631,12 @@ void Recorder::fork_child() noexcept
 	// What they staged is the parent's as of the fork, as what was taken and
 	// what this thread staged: the child's too, taken from their chunks
 	// (which stay the recorder's; their drafts are never published here).
-	try {
-		for (Chunk *c : r.fork_chunks)
+	for (Chunk *c : r.fork_chunks) {
+		try {
 			r.take_chunk_locked(*c);
-	} catch (...) {
-		// Out of memory: those records are not kept; the child goes on.
+		} catch (...) {
+			// Out of memory: those records are not kept; the child goes on.
+		}
 	}
 	r.fork_chunks.clear();
 	std::erase_if(r.stages, [&](const Stage *s) { return s != &t_stage && s != &r.late_stage; });
@@ -799,6 +823,12 @@ Session::Session(std::string output_dir)
 {
 	auto &r = recorder();
 	detail::RecorderLock lock(r.mu);
+	if (detail::g_gone) {
+		// Made as exit's destructors ran: a run that records nothing.
+		run_ = 0;
+		ended_ = true;
+		return;
+	}
 	r.start_locked();
 	// The whole trace goes where the first run's file goes, unless RBLN_PROFILER_DIR says.
 	if (!output_dir.empty() && r.runs.empty() && !r.dir_from_env)

@@ -40,7 +40,10 @@ struct Chunk {
 	uint32_t flagged_taken = 0;	// the high half when it took them
 	uint32_t index = 0;		// in the recorder's list of chunks
 	uint32_t pid = 0;		// its records' (a forked child starts a chunk of its own)
-	JobRecord records[kChunkJobs];
+	// One more than kChunkJobs: a record that a signal handler's fork cut
+	// short in the child (fork_child ends the chunk as its thread was
+	// writing there) lands in the last, which is never taken.
+	JobRecord records[kChunkJobs + 1];
 };
 
 class JobDraft;
