@@ -597,6 +597,62 @@ TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
 	expect_chain(got, main_labels);
 }
 
+// A forked child's files are its own, named by its pid as well: neither
+// process overwrites the other's, whichever writes last.  The child's hold
+// what the parent had recorded before the fork, and its own jobs; the
+// parent's hold none of the child's.  Its whole trace is written even when
+// the parent wrote one just before the fork and the child added nothing.
+TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	const auto parent_labels = submit_chain(dev, "own_parent_", 2);
+	const std::string parent_whole = rbln::profile::flush();
+	int paths[2];
+	ASSERT_EQ(pipe(paths), 0);
+	const pid_t pid = fork();
+	if (pid == 0) try {
+		close(paths[0]);
+		// Nothing new: its whole trace is the parent's as of the fork.
+		const std::string whole = rbln::profile::flush();
+		const auto labels = submit_chain(dev, "own_child_", 2);
+		const std::string text = fmt::format("{}\n{}\n", whole, run.end());
+		_exit(write(paths[1], text.data(), text.size()) == ssize_t(text.size()) ? 0 : 1);
+	} catch (...) {
+		_exit(3);	// never back into the test runner, nor exit()'s destructors
+	}
+	close(paths[1]);
+	std::string text;
+	char buf[4096];
+	for (ssize_t n; (n = read(paths[0], buf, sizeof(buf))) > 0;)
+		text.append(buf, size_t(n));
+	close(paths[0]);
+	ASSERT_EQ(pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30), "")
+		<< "the child";
+	std::istringstream lines(text);
+	std::string child_whole, child_run;
+	std::getline(lines, child_whole);
+	std::getline(lines, child_run);
+	// After the child's: a parent that writes last keeps its own.
+	const std::string parent_run = run.end();
+	const std::string suffix = fmt::format("_pid{}", pid);
+	EXPECT_EQ(child_whole, parent_whole.substr(0, parent_whole.size() - 3) + suffix + ".pb");
+	const size_t number = parent_run.rfind('_');	// _{run}.pb
+	ASSERT_NE(number, std::string::npos) << parent_run;
+	EXPECT_EQ(child_run, parent_run.substr(0, number) + suffix + parent_run.substr(number));
+	// The same jobs as the parent's whole trace of just before the fork.
+	const auto child_whole_got = read_run(child_whole);
+	EXPECT_EQ(child_whole_got.size(), read_run(parent_whole).size()) << child_whole;
+	for (const auto &l : parent_labels)
+		EXPECT_TRUE(child_whole_got.contains(l)) << l << " missing from " << child_whole;
+	const auto child_got = read_run(child_run);
+	EXPECT_EQ(child_got.size(), 4u) << child_run;
+	expect_chain(child_got, parent_labels);
+	const auto parent_got = read_run(parent_run);
+	EXPECT_EQ(parent_got.size(), 2u) << parent_run;
+	expect_chain(parent_got, parent_labels);
+}
+
 // Released as a fork starts, by its first prepare handler: registered after
 // the library's, it runs before the library's, which takes the recorder's lock.
 static std::binary_semaphore *g_fork_started = nullptr;

@@ -7,7 +7,8 @@
 //
 // When the process exits (or the library is unloaded) rbln_{date}_{time}.pb
 // holds the whole trace, in RBLN_PROFILER_DIR or the current directory.
-// Files appear atomically: written under a temporary name, then renamed.
+// Files appear atomically: written under a temporary name, then renamed.  A
+// forked child's are named by its pid as well: rbln_{date}_{time}_pid{pid}.pb.
 #pragma once
 
 #include "abi_namespace.hpp"

@@ -123,7 +123,9 @@ struct Recorder {
 	bool env_bad = false;
 	std::string dir;		// RBLN_PROFILER_DIR, else "."
 	bool dir_from_env = false;
-	std::string stem;		// rbln_{date}_{time}, fixed at the first use
+	std::string stem;		// rbln_{date}_{time}, fixed at the first use; see name_child_locked
+	size_t stem_time_size = 0;	// of its rbln_{date}_{time}
+	bool forked = false;		// this process is a forked child (of one that had made this)
 	Trace trace;			// devices, counters and workloads; the jobs are below
 	// Every thread's chunks: the records stay where their thread wrote them.
 	std::vector<std::unique_ptr<Chunk>> chunks;
@@ -209,6 +211,8 @@ struct Recorder {
 	static void fork_prepare() noexcept;
 	static void fork_parent() noexcept;
 	static void fork_child() noexcept;
+	// @s is another thread's stage (the late stage is no thread's).
+	bool other_threads(const Stage *s) const { return s != &t_stage && s != &late_stage; }
 
 	void start_locked()
 	{
@@ -217,6 +221,28 @@ struct Recorder {
 		trace.realtime_ns = realtime_ns();
 		trace.monotonic_ns = monotonic_ns();
 		stem = file_stem(trace.realtime_ns);
+		stem_time_size = stem.size();
+		stem.reserve(stem_time_size + kPidSuffixMax);
+		if (forked)
+			name_child_locked();
+	}
+
+	// A forked child's files are its own: named by its pid as well
+	// (rbln_{date}_{time}_pid{pid}), so that neither process overwrites the
+	// other's, whichever writes last.  Its whole trace is written anew.  No
+	// allocation: start_locked kept room.
+	static constexpr size_t kPidSuffixMax = 16;
+	void name_child_locked() noexcept
+	{
+		forked = true;
+		whole_written_jobs = 0;
+		if (stem.empty())
+			return;
+		char suffix[kPidSuffixMax];
+		const auto n = fmt::format_to_n(suffix, sizeof(suffix), "_pid{}",
+						g_pid.load(std::memory_order_relaxed)).size;
+		stem.resize(stem_time_size);
+		stem.append(suffix, std::min(n, sizeof(suffix)));
 	}
 
 	unsigned open_run_locked(const std::string &run_dir)
@@ -587,7 +613,7 @@ void Recorder::fork_prepare() noexcept
 	// allocation: make_room_locked kept room for every stage).
 	r.fork_chunks.clear();
 	for (Stage *s : r.stages)
-		if (s != &t_stage && s != &r.late_stage && s->chunk)
+		if (r.other_threads(s) && s->chunk)
 			r.fork_chunks.push_back(s->chunk);
 }
 
@@ -639,7 +665,8 @@ void Recorder::fork_child() noexcept
 		}
 	}
 	r.fork_chunks.clear();
-	std::erase_if(r.stages, [&](const Stage *s) { return s != &t_stage && s != &r.late_stage; });
+	std::erase_if(r.stages, [&](const Stage *s) { return r.other_threads(s); });
+	r.name_child_locked();
 	r.mu.unlock();
 }
 
