@@ -193,6 +193,19 @@ bool tracefs_write(const char *path, const char *value)
 	return f && (f << value) && f.flush();
 }
 
+// Writes the figures (@json) to @path and says where; 1 (told) if it cannot.
+int write_figures(const std::string &path, const std::string &json)
+{
+	std::ofstream f(path);
+	if (!(f << json) || !f.flush()) {
+		fmt::print(stderr, "rbln_bench: cannot write the figures to {}: {}\n", path,
+			   std::strerror(errno));
+		return 1;
+	}
+	fmt::print("\nfigures written to {}\n", path);
+	return 0;
+}
+
 double gib_per_s(uint64_t bytes, double ns)
 {
 	return double(bytes) / ns * 1e9 / double(1ull << 30);
@@ -457,7 +470,7 @@ int count_instructions(rbln::Device &dev, const std::string &json_path)
 		   "chain, switch doing nothing", f.control.ns, f.control.ratio);
 	fmt::print("{:<26} {:>12.0f}   {:.4f}x the same chain, tracepoints off ({:.0f})\n",
 		   "chain, rbln events on", f.traced.ns, f.traced.ratio, f.traced.base_ns);
-	std::ofstream(json_path) << fmt::format(
+	return write_figures(json_path, fmt::format(
 		"{{\n  \"schema_version\": 1,\n  \"unit\": \"guest instructions (QEMU -icount shift=0)\",\n"
 		"  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
 		"  \"chain_3x4k_devmgr_profiled_instructions\": {:.1f},\n"
@@ -469,9 +482,7 @@ int count_instructions(rbln::Device &dev, const std::string &json_path)
 		"  \"chain_3x4k_devmgr_tracepoints_on_vs_off\": {:.4f}\n}}\n",
 		dev.info().name, dev.info().driver_version, f.profiled.ns, f.profiled.base_ns,
 		f.profiled.ratio, f.profiled.ratio_lo, f.profiled.ratio_hi, f.control.ratio, f.traced.ns,
-		f.traced.ratio);
-	fmt::print("\nfigures written to {}\n", json_path);
-	return 0;
+		f.traced.ratio));
 }
 
 } // namespace
@@ -725,7 +736,8 @@ int main(int argc, char **argv)
 			   irq.rounds);
 	}
 
-	std::ofstream(json_path) << fmt::format(
+	close(kcopy);
+	return write_figures(json_path, fmt::format(
 		"{{\n  \"schema_version\": 3,\n  \"device\": \"{}\",\n  \"driver_version\": \"{}\",\n"
 		"  \"null_ioctl_ns\": {:.1f},\n  \"alloc_free_4k_ns\": {:.1f},\n"
 		"  \"submit_wait_4k_ns\": {:.1f},\n  \"submit_wait_4k_vs_null_ioctl\": {:.3f},\n"
@@ -753,8 +765,5 @@ int main(int argc, char **argv)
 		chain_lib_batch.ns, chain_lib_batch.ratio, profiled.ns, profiled.base_ns, profiled.ratio,
 		profiled.ratio_lo, profiled.ratio_hi, control.ratio, control.ratio_lo, control.ratio_hi,
 		traced.ratio, rows, direct_rows, scheduled_rows, irq.to_signal, irq.to_signal_ratio,
-		irq.to_return, irq.to_return_ratio, irq.rounds, irq.waited);
-	close(kcopy);
-	fmt::print("\nfigures written to {}\n", json_path);
-	return 0;
+		irq.to_return, irq.to_return_ratio, irq.rounds, irq.waited));
 }
