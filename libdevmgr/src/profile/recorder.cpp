@@ -52,24 +52,25 @@ constinit thread_local unsigned t_in_recorder = 0;
 constinit thread_local unsigned t_fork_depth = 0;
 constinit thread_local unsigned t_fork_locked = 0;
 
-// The recorder's lock, taken by every way into it (never the submit's fast path).
+// The recorder's lock, taken by every way into it (never the submit's fast
+// path).  Apart from the recorder, and never destroyed: a thread that waited
+// for it while exit destroyed the recorder takes it whole, and sees g_gone.
+static constinit std::mutex g_recorder_mu;
+
 class RecorderLock {
 public:
-	explicit RecorderLock(std::mutex &mu) : mu_(mu)
+	RecorderLock()
 	{
 		t_in_recorder++;
-		mu_.lock();
+		g_recorder_mu.lock();
 	}
 	~RecorderLock()
 	{
-		mu_.unlock();
+		g_recorder_mu.unlock();
 		t_in_recorder--;
 	}
 	RecorderLock(const RecorderLock &) = delete;
 	RecorderLock &operator=(const RecorderLock &) = delete;
-
-private:
-	std::mutex &mu_;
 };
 
 static uint64_t clock_ns(clockid_t clock)
@@ -117,7 +118,6 @@ struct Run {
 };
 
 struct Recorder {
-	std::mutex mu;
 	bool env_on = false;
 	std::string env_value;		// RBLN_PROFILER as set
 	bool env_bad = false;
@@ -184,7 +184,7 @@ struct Recorder {
 	{
 		// Held until g_gone is set: a fork's handlers, or a thread waiting for
 		// the lock, see it, or a whole recorder.
-		RecorderLock lock(mu);
+		RecorderLock lock;
 		// Exit or unload: the open runs end, and the whole trace is written.
 		try {
 			drain_all_locked();
@@ -602,9 +602,9 @@ void Recorder::fork_prepare() noexcept
 	if (g_gone || t_in_recorder || depth >= 32)
 		return;
 	Recorder &r = recorder();
-	r.mu.lock();
+	g_recorder_mu.lock();
 	if (g_gone) {
-		r.mu.unlock();
+		g_recorder_mu.unlock();
 		return;
 	}
 	t_fork_locked |= 1u << depth;
@@ -635,7 +635,7 @@ void Recorder::fork_parent() noexcept
 		return;
 	Recorder &r = recorder();
 	r.fork_chunks.clear();
-	r.mu.unlock();
+	g_recorder_mu.unlock();
 }
 
 // getpid() is a system call: asked once, and again in a forked child.
@@ -667,7 +667,7 @@ void Recorder::fork_child() noexcept
 	r.fork_chunks.clear();
 	std::erase_if(r.stages, [&](const Stage *s) { return r.other_threads(s); });
 	r.name_child_locked();
-	r.mu.unlock();
+	g_recorder_mu.unlock();
 }
 
 // Set when the thread's ThreadStage is destroyed (trivial, as t_stage: still
@@ -686,7 +686,7 @@ struct ThreadStage {
 		if (!registered || g_gone)
 			return;
 		Recorder &r = recorder();
-		RecorderLock lock(r.mu);
+		RecorderLock lock;
 		if (g_gone)
 			return;		// exit's destructors ran while it waited
 		r.take_locked(t_stage);
@@ -745,7 +745,7 @@ void fail_bad_environment()
 	if (g_gone)
 		return;		// exit's destructors ran: a job submitted after them is not kept
 	Recorder &r = recorder();
-	RecorderLock lock(r.mu);
+	RecorderLock lock;
 	if (g_gone || !r.open_runs)
 		return;		// exit's destructors, or the last session's end, came meanwhile
 	// A thread whose ThreadStage is gone: its own stage would be registered
@@ -819,7 +819,7 @@ void device_closing(const rbln::detail::DeviceState &dev)
 	if (g_gone)
 		return;
 	Recorder &r = recorder();
-	RecorderLock lock(r.mu);
+	RecorderLock lock;
 	if (g_gone)
 		return;
 	// Its jobs staged by any thread first.
@@ -849,7 +849,7 @@ bool env_enabled()
 Session::Session(std::string output_dir)
 {
 	auto &r = recorder();
-	detail::RecorderLock lock(r.mu);
+	detail::RecorderLock lock;
 	if (detail::g_gone) {
 		// Made as exit's destructors ran: a run that records nothing.
 		run_ = 0;
@@ -869,7 +869,7 @@ std::string Session::end()
 		return {};
 	ended_ = true;
 	auto &r = recorder();
-	detail::RecorderLock lock(r.mu);
+	detail::RecorderLock lock;
 	if (detail::g_gone)
 		return {};	// exit wrote it
 	return r.write_run_locked(r.runs[run_]);
@@ -887,7 +887,7 @@ Session::~Session()
 void workload(unsigned device, unsigned instance, unsigned sequence, unsigned wl)
 {
 	auto &r = recorder();
-	detail::RecorderLock lock(r.mu);
+	detail::RecorderLock lock;
 	if (detail::g_gone)
 		return;
 	r.trace.workloads.push_back({device, instance, sequence, wl});
@@ -896,7 +896,7 @@ void workload(unsigned device, unsigned instance, unsigned sequence, unsigned wl
 std::string flush()
 {
 	auto &r = recorder();
-	detail::RecorderLock lock(r.mu);
+	detail::RecorderLock lock;
 	if (detail::g_gone)
 		return {};
 	r.drain_all_locked();
