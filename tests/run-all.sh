@@ -79,6 +79,45 @@ result() {	# name status
 	if [ "$2" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); problems+=("$1"); fi
 }
 
+# Two lanes, on a two-core machine (each VM is one TCG thread; the host's
+# tests, lint, DKMS and KUnit mostly one process at a time).  From the start,
+# this background lane runs the PCI backend's suite (tests/vm/pci-suite.sh:
+# QEMU's edu boards behind an IOMMU) in a PCI VM per kernel, then on the
+# first 6.12 kernel a short storm (RBLN_PCI_STORM_SECONDS, default 30) with
+# both boards among its NPUs (Debian's kernel has the IOMMU the sanitizer
+# kernel lacks), then the suites of the kernels after the first half.  The
+# foreground has the host's stages, the first half's suites and the VMs
+# after them.  The background's results are counted after the PCI topology VM.
+mkdir -p "$build/vm"
+half=$(( ${#kernels[@]} / 2 ))
+front=("${kernels[@]:0:half}") back=("${kernels[@]:half}")
+background_lane() {
+	local k
+	for k in "${kernels[@]}"; do
+		RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-$k" "$k" "$top/tests/vm/pci-suite.sh" \
+			> "$build/vm/pci-$k.log" 2>&1
+		echo $? > "$build/vm/pci-$k.rc"
+	done
+	k=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.')
+	if [ -n "$k" ]; then
+		local start=$SECONDS
+		RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-storm" "$k" env \
+			STRESS_SECONDS="${RBLN_PCI_STORM_SECONDS:-30}" STORM_ARGS=--no-fail-allocations \
+			"$top/tests/stress/storm.sh" > "$build/vm/pci-storm.log" 2>&1
+		echo $? > "$build/vm/pci-storm.rc"
+		echo "$k $((SECONDS - start))" > "$build/vm/pci-storm.took"
+	fi
+	for k in "${back[@]}"; do
+		"$top/tests/vm/run-vm.sh" -o "$build/vm/$k" "$k" "$top/tests/vm/suite.sh" > "$build/vm/$k.log" 2>&1
+		echo $? > "$build/vm/$k.rc"
+	done
+}
+rm -f "$build"/vm/pci-*.rc "$build/vm/pci-storm.took"
+for k in "${back[@]}"; do rm -f "$build/vm/$k.rc"; done
+lane_start=$SECONDS
+background_lane &
+lane_pid=$!
+
 if [ "$vm_only" = 0 ]; then
 	echo "=== host unit tests"
 	log=$build/host-tests.log
@@ -133,43 +172,17 @@ if [ "$vm_only" = 0 ]; then
 	result "KUnit run (kernel log; see $build/kunit/console.log)" "$kunit_rc"
 fi
 
-# The PCI backend (tests/vm/pci-suite.sh: QEMU's edu boards behind an IOMMU)
-# in a PCI VM per kernel, one after another, beside the suites' VMs below:
-# each VM is one TCG thread, and the machine has two cores.  Then, on the
-# first 6.12 kernel, a short storm (RBLN_PCI_STORM_SECONDS, default 30) with
-# both boards among its NPUs: Debian's kernel has the IOMMU the sanitizer
-# kernel lacks.  Their results are counted after the NUMA VM.
-pci_vms() {
-	local k
-	for k in "$@"; do
-		RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-$k" "$k" "$top/tests/vm/pci-suite.sh" \
-			> "$build/vm/pci-$k.log" 2>&1
-		echo $? > "$build/vm/pci-$k.rc"
-	done
-	k=$(printf '%s\n' "$@" | grep -m1 '^6\.12\.') || return 0
-	local start=$SECONDS
-	RBLN_VM_PCI=1 "$top/tests/vm/run-vm.sh" -o "$build/vm/pci-storm" "$k" env \
-		STRESS_SECONDS="${RBLN_PCI_STORM_SECONDS:-30}" STORM_ARGS=--no-fail-allocations \
-		"$top/tests/stress/storm.sh" > "$build/vm/pci-storm.log" 2>&1
-	echo $? > "$build/vm/pci-storm.rc"
-	echo "$k $((SECONDS - start))" > "$build/vm/pci-storm.took"
+# A kernel's suite: its tests, and the VM itself (suite steps, kernel log) as one more check.
+count_suite() {	# kernel vm_rc
+	local out=$build/vm/$1
+	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $1"
+	result "VM $1 (suite or kernel log; see $out)" "$2"
 }
-mkdir -p "$build/vm"
-rm -f "$build"/vm/pci-*.rc "$build/vm/pci-storm.took"
-pci_start=$SECONDS
-pci_vms "${kernels[@]}" &
-pci_pid=$!
 
-for k in "${kernels[@]}"; do
+for k in "${front[@]}"; do
 	echo "=== VM tests on $k"
-	out=$build/vm/$k
-	"$top/tests/vm/run-vm.sh" -o "$out" "$k" "$top/tests/vm/suite.sh"
-	vm_rc=$?
-	if [ -f "$out/job.log" ]; then
-		count_gtest "$out/job.log" "VM $k"
-	fi
-	# The VM itself (suite steps, kernel log) is one more check.
-	result "VM $k (suite or kernel log; see $out)" "$vm_rc"
+	"$top/tests/vm/run-vm.sh" -o "$build/vm/$k" "$k" "$top/tests/vm/suite.sh"
+	count_suite "$k" $?
 done
 
 # The verdict itself: a report printed after the guest's log snapshot must
@@ -224,9 +237,9 @@ else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
 
-echo "=== the PCI backend on QEMU's edu boards (PCI VMs, beside the ones above)"
-wait "$pci_pid"
-echo "the PCI VMs took $((SECONDS - pci_start)) s"
+echo "=== the background lane: PCI VMs, the storm with PCI NPUs, VM tests on ${back[*]:-no kernel}"
+wait "$lane_pid"
+echo "the background lane took $((SECONDS - lane_start)) s"
 for k in "${kernels[@]}"; do
 	out=$build/vm/pci-$k
 	grep -h -e '^pci-suite' -e '^run-vm' -e '^\[  FAILED  \]' "$build/vm/pci-$k.log" 2>/dev/null
@@ -241,6 +254,17 @@ if read -r k took 2>/dev/null < "$build/vm/pci-storm.took"; then
 else
 	skip "the storm with PCI NPUs: no 6.12 kernel among ${kernels[*]:-none}"
 fi
+for k in "${back[@]}"; do
+	echo "=== VM tests on $k (in the background lane; its console: $build/vm/$k.log)"
+	vm_rc=$(cat "$build/vm/$k.rc" 2>/dev/null || echo 1)
+	# Failed: the end of its console too, as the foreground's shows it whole.
+	if [ "$vm_rc" = 0 ]; then
+		grep -h -e '^run-vm' -e '^\[  FAILED  \]' -e '^\[  PASSED  \]' "$build/vm/$k.log" 2>/dev/null
+	else
+		tail -n 60 "$build/vm/$k.log" 2>/dev/null
+	fi
+	count_suite "$k" "$vm_rc"
+done
 
 dk=${RBLN_DEBUG_KERNEL:-}
 if [ -n "$dk" ]; then
