@@ -197,9 +197,10 @@ bool tracefs_write(const char *path, const char *value)
 int write_figures(const std::string &path, const std::string &json)
 {
 	std::ofstream f(path);
-	if (!(f << json) || !f.flush()) {
-		fmt::print(stderr, "rbln_bench: cannot write the figures to {}: {}\n", path,
-			   std::strerror(errno));
+	f << json;
+	f.close();
+	if (f.fail()) {
+		fmt::print(stderr, "rbln_bench: cannot write the figures to {}\n", path);
 		return 1;
 	}
 	fmt::print("\nfigures written to {}\n", path);

@@ -12,6 +12,7 @@
 #include <semaphore>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "../../libdevmgr/src/profile/seqno_table.h"
@@ -171,6 +173,15 @@ std::string wait_child(pid_t pid, int secs)
 	kill(pid, SIGKILL);
 	waitpid(pid, nullptr, 0);
 	return fmt::format("still running after {} s (killed)", secs);
+}
+
+// "DIR/rbln_{date}_{time}" of @path, a file of the recorder's.
+std::string time_stem(const std::string &path)
+{
+	std::smatch m;
+	EXPECT_TRUE(std::regex_match(path, m, std::regex(R"((.*/rbln_[0-9]{8}_[0-9]{6})(_pid[0-9]+)?(_[0-9]+)?\.pb)")))
+		<< path;
+	return m.empty() ? path : m[1].str();
 }
 
 } // namespace
@@ -622,24 +633,24 @@ TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 		_exit(3);	// never back into the test runner, nor exit()'s destructors
 	}
 	close(paths[1]);
+	// Its end first (a child that hangs is a timeout), then what it wrote
+	// (far less than a pipe holds).
+	const std::string child_end = pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30);
 	std::string text;
 	char buf[4096];
-	for (ssize_t n; (n = read(paths[0], buf, sizeof(buf))) > 0;)
+	for (ssize_t n; child_end.empty() && (n = read(paths[0], buf, sizeof(buf))) > 0;)
 		text.append(buf, size_t(n));
 	close(paths[0]);
-	ASSERT_EQ(pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30), "")
-		<< "the child";
+	ASSERT_EQ(child_end, "") << "the child";
 	std::istringstream lines(text);
 	std::string child_whole, child_run;
 	std::getline(lines, child_whole);
 	std::getline(lines, child_run);
 	// After the child's: a parent that writes last keeps its own.
 	const std::string parent_run = run.end();
-	const std::string suffix = fmt::format("_pid{}", pid);
-	EXPECT_EQ(child_whole, parent_whole.substr(0, parent_whole.size() - 3) + suffix + ".pb");
-	const size_t number = parent_run.rfind('_');	// _{run}.pb
-	ASSERT_NE(number, std::string::npos) << parent_run;
-	EXPECT_EQ(child_run, parent_run.substr(0, number) + suffix + parent_run.substr(number));
+	const std::string stem = time_stem(parent_run), suffix = fmt::format("_pid{}", pid);
+	EXPECT_EQ(child_whole, stem + suffix + ".pb");
+	EXPECT_EQ(child_run, fmt::format("{}{}_{}.pb", stem, suffix, run.run()));
 	// The same jobs as the parent's whole trace of just before the fork.
 	const auto child_whole_got = read_run(child_whole);
 	EXPECT_EQ(child_whole_got.size(), read_run(parent_whole).size()) << child_whole;
@@ -651,6 +662,83 @@ TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 	const auto parent_got = read_run(parent_run);
 	EXPECT_EQ(parent_got.size(), 2u) << parent_run;
 	expect_chain(parent_got, parent_labels);
+}
+
+// The files a forked child writes at exit, with the pid of @pid in their names.
+std::vector<std::string> files_of(pid_t pid)
+{
+	std::vector<std::string> out;
+	for (const auto &e : std::filesystem::directory_iterator(dir()))
+		if (e.path().filename().string().find(fmt::format("_pid{}", pid)) != std::string::npos)
+			out.push_back(e.path().filename().string());
+	std::ranges::sort(out);
+	return out;
+}
+
+// A forked child that recorded nothing of its own writes nothing at exit:
+// its files would copy what its parent writes (a pre-forking server's
+// workers, say).  One that recorded writes its open run and whole trace.
+TEST(ProfilerRecorder, AForkedChildWritesAtExitOnlyWhenItRecorded)
+{
+	rbln::Device dev = fake_npu::open();
+	rbln::profile::Session run(dir());
+	submit_chain(dev, "exit_parent_", 1);
+	for (const bool records : {false, true}) {
+		const pid_t pid = fork();
+		if (pid == 0) try {
+			if (records)
+				submit_chain(dev, "exit_child_", 1);
+			std::exit(0);	// exit's destructors: the recorder writes there
+		} catch (...) {
+			_exit(3);
+		}
+		ASSERT_EQ(pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30), "")
+			<< "the child that " << (records ? "recorded" : "recorded nothing");
+		const auto files = files_of(pid);
+		if (!records) {
+			EXPECT_TRUE(files.empty()) << fmt::format("{}", fmt::join(files, " "));
+			continue;
+		}
+		const std::string stem = time_stem(run.end()).substr(dir().size() + 1);
+		EXPECT_EQ(files, (std::vector<std::string>{fmt::format("{}_pid{}.pb", stem, pid),
+							   fmt::format("{}_pid{}_{}.pb", stem, pid, run.run())}));
+		const auto got = read_run(fmt::format("{}/{}_pid{}_{}.pb", dir(), stem, pid, run.run()));
+		EXPECT_TRUE(got.contains("exit_parent_0") && got.contains("exit_child_0")) << got.size();
+	}
+}
+
+// A name another process has (one started in the same second, writing to
+// the same directory) is never replaced: this process's files take its pid
+// from then on, the whole trace's too.
+TEST(ProfilerRecorder, ANameAnotherProcessHasIsNeverReplaced)
+{
+	rbln::Device dev = fake_npu::open();
+	std::string stem;
+	{
+		rbln::profile::Session first(dir());
+		submit_chain(dev, "taken_first_", 1);
+		stem = time_stem(first.end());
+	}
+	rbln::profile::Session run(dir());
+	const std::string taken = fmt::format("{}_{}.pb", stem, run.run());
+	std::ofstream(taken) << "another process's";
+	const auto labels = submit_chain(dev, "taken_", 2);
+	const std::string mine = fmt::format("{}_pid{}", stem, getpid());
+	const std::string path = run.end();
+	EXPECT_EQ(path, fmt::format("{}_{}.pb", mine, run.run()));
+	std::ifstream in(taken);
+	std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	EXPECT_EQ(kept, "another process's");
+	const auto got = read_run(path);
+	EXPECT_EQ(got.size(), 2u);
+	expect_chain(got, labels);
+	EXPECT_EQ(rbln::profile::flush(), mine + ".pb");
+	// Its own file of before is replaced.
+	rbln::profile::Session later(dir());
+	submit_chain(dev, "taken_later_", 1);
+	EXPECT_EQ(rbln::profile::flush(), mine + ".pb");
+	EXPECT_TRUE(read_run(mine + ".pb").contains("taken_later_0"));
+	EXPECT_EQ(later.end(), fmt::format("{}_{}.pb", mine, later.run()));
 }
 
 // Released as a fork starts, by its first prepare handler: registered after

@@ -5,6 +5,8 @@
 // is written.  A Session is one run: jobs submitted while it is open are its
 // own, written to rbln_{date}_{time}_N.pb when it ends; the whole recording
 // goes to rbln_{date}_{time}.pb at exit (or when the library is unloaded).
+// A forked child's names carry its pid too (rbln_{date}_{time}_pid{pid}),
+// as do those of a process that finds one of its names taken by another.
 //
 // Recording a job is on the submit path, so it is kept to writing one
 // fixed-size record into the submitting thread's own chunk (staging.h): no
@@ -24,6 +26,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "../device_state.h"
@@ -56,6 +59,7 @@ constinit thread_local unsigned t_fork_locked = 0;
 // path).  Apart from the recorder, and never destroyed: a thread that waited
 // for it while exit destroyed the recorder takes it whole, and sees g_gone.
 static constinit std::mutex g_recorder_mu;
+static_assert(std::is_trivially_destructible_v<std::mutex>, "g_recorder_mu outlives exit");
 
 class RecorderLock {
 public:
@@ -123,9 +127,13 @@ struct Recorder {
 	bool env_bad = false;
 	std::string dir;		// RBLN_PROFILER_DIR, else "."
 	bool dir_from_env = false;
-	std::string stem;		// rbln_{date}_{time}, fixed at the first use; see name_child_locked
+	std::string stem;		// rbln_{date}_{time}, fixed at the first use; see name_by_pid_locked
 	size_t stem_time_size = 0;	// of its rbln_{date}_{time}
-	bool forked = false;		// this process is a forked child (of one that had made this)
+	bool pid_in_names = false;	// a forked child's, or a name was taken (name_by_pid_locked)
+	// A forked child's g_next_job_id at the fork: unchanged at exit, it
+	// recorded nothing of its own, and leaves the writing to its parent.
+	std::optional<uint64_t> fork_next_id;
+	std::set<std::string> written_paths;	// replaced when written again; another's never
 	Trace trace;			// devices, counters and workloads; the jobs are below
 	// Every thread's chunks: the records stay where their thread wrote them.
 	std::vector<std::unique_ptr<Chunk>> chunks;
@@ -185,13 +193,17 @@ struct Recorder {
 		// Held until g_gone is set: a fork's handlers, or a thread waiting for
 		// the lock, see it, or a whole recorder.
 		RecorderLock lock;
-		// Exit or unload: the open runs end, and the whole trace is written.
+		// Exit or unload: the open runs end, and the whole trace is written,
+		// unless this is a forked child that recorded nothing: a copy of
+		// what its parent writes.
 		try {
-			drain_all_locked();
-			for (Run &r : runs)
-				if (r.open())
-					write_run_locked(r);
-			write_whole_locked();
+			if (fork_next_id != g_next_job_id.load(std::memory_order_relaxed)) {
+				drain_all_locked();
+				for (Run &r : runs)
+					if (r.open())
+						write_run_locked(r);
+				write_whole_locked();
+			}
 		} catch (const std::exception &e) {
 			rbln::detail::warn(fmt::format("RBLN_PROFILER: {}", e.what()));
 		}
@@ -220,21 +232,29 @@ struct Recorder {
 			return;
 		trace.realtime_ns = realtime_ns();
 		trace.monotonic_ns = monotonic_ns();
-		stem = file_stem(trace.realtime_ns);
-		stem_time_size = stem.size();
-		stem.reserve(stem_time_size + kPidSuffixMax);
-		if (forked)
-			name_child_locked();
+		// Room for the pid made first (a move keeps it): a forked child
+		// names its files with no allocation.
+		std::string named;
+		named.reserve(kStemMax + kPidSuffixMax);
+		named += file_stem(trace.realtime_ns);
+		stem_time_size = named.size();
+		stem = std::move(named);
+		if (pid_in_names)
+			name_by_pid_locked();
 	}
 
-	// A forked child's files are its own: named by its pid as well
-	// (rbln_{date}_{time}_pid{pid}), so that neither process overwrites the
-	// other's, whichever writes last.  Its whole trace is written anew.  No
-	// allocation: start_locked kept room.
+	// This process's files from now on are named by its pid as well
+	// (rbln_{date}_{time}_pid{pid}): a forked child's, so that neither it nor
+	// its parent overwrites the other's, and a process's that found one of
+	// its names taken by another (started in the same second, writing to
+	// the same directory).  Its whole trace is written anew.  No allocation:
+	// start_locked kept room.
+	static constexpr size_t kStemMax = 32;		// file_stem()'s, room to spare
 	static constexpr size_t kPidSuffixMax = 16;
-	void name_child_locked() noexcept
+	static_assert(kPidSuffixMax >= sizeof("_pid4294967295"));
+	void name_by_pid_locked() noexcept
 	{
-		forked = true;
+		pid_in_names = true;
 		whole_written_jobs = 0;
 		if (stem.empty())
 			return;
@@ -537,13 +557,33 @@ struct Recorder {
 		return t;
 	}
 
-	std::string write_locked(const std::string &path, std::optional<unsigned> run)
+	// Run @run's file (nullopt: the whole trace's).
+	std::string path_locked(std::optional<unsigned> run) const
+	{
+		return run ? fmt::format("{}/{}_{}.pb", runs[*run].dir, stem, *run)
+			   : fmt::format("{}/{}.pb", dir, stem);
+	}
+
+	// Writes run @run's file (nullopt: the whole trace) and returns its
+	// path, or "" when it would hold no job.  A file of this process's is
+	// replaced, another's never: this one's names take its pid instead.
+	std::string write_locked(std::optional<unsigned> run)
 	{
 		const Trace t = select_locked(run);
 		if (t.jobs.empty())
 			return {};
-		write_file_atomically(path, to_perfetto(t));
-		return path;
+		const std::string bytes = to_perfetto(t);
+		for (;;) {
+			std::string path = path_locked(run);
+			// With its pid, a name taken is a leftover of a process of
+			// the same pid: replaced.
+			const bool replace = pid_in_names || written_paths.contains(path);
+			if (detail::write_file_atomically(path, bytes, replace)) {
+				written_paths.insert(path);
+				return path;
+			}
+			name_by_pid_locked();
+		}
 	}
 
 	std::string write_run_locked(Run &r)
@@ -552,7 +592,7 @@ struct Recorder {
 		r.end_id = g_next_job_id.load(std::memory_order_relaxed);
 		open_runs--;
 		update_active_locked();
-		return write_locked(fmt::format("{}/{}_{}.pb", r.dir, stem, r.number), r.number);
+		return write_locked(r.number);
 	}
 
 	bool all_ended_locked() const
@@ -564,15 +604,15 @@ struct Recorder {
 	{
 		if (stem.empty())
 			return {};
-		std::string path = fmt::format("{}/{}.pb", dir, stem);
 		// Nothing new since flush() wrote it: exit leaves that file alone.
 		if (whole_written_jobs && whole_written_jobs == kept_jobs && all_ended_locked())
-			return path;
-		path = write_locked(path, std::nullopt);
+			return whole_path;
+		whole_path = write_locked(std::nullopt);
 		whole_written_jobs = all_ended_locked() ? kept_jobs : 0;
-		return path;
+		return whole_path;
 	}
 	size_t whole_written_jobs = 0;	// jobs in the whole file last written, all ended
+	std::string whole_path;		// that file
 
 	void update_active_locked()
 	{
@@ -602,13 +642,16 @@ void Recorder::fork_prepare() noexcept
 	if (g_gone || t_in_recorder || depth >= 32)
 		return;
 	Recorder &r = recorder();
+	// Counted in first, as RecorderLock does: a signal handler's fork
+	// between here and the unlock does not wait for this thread's own lock.
+	t_in_recorder++;
 	g_recorder_mu.lock();
 	if (g_gone) {
 		g_recorder_mu.unlock();
+		t_in_recorder--;
 		return;
 	}
 	t_fork_locked |= 1u << depth;
-	t_in_recorder++;
 	// The other threads' chunks, read while those threads are there (no
 	// allocation: make_room_locked kept room for every stage).
 	r.fork_chunks.clear();
@@ -617,25 +660,29 @@ void Recorder::fork_prepare() noexcept
 			r.fork_chunks.push_back(s->chunk);
 }
 
-// Whether this fork's prepare took the lock; then it is this thread's no more.
+// Whether this fork's prepare took the lock: then the caller unlocks (fork_unlock).
 static bool fork_done() noexcept
 {
 	const unsigned depth = --t_fork_depth;
 	const bool locked = depth < 32 && t_fork_locked >> depth & 1;
-	if (locked) {
+	if (locked)
 		t_fork_locked &= ~(1u << depth);
-		t_in_recorder--;
-	}
 	return locked;
+}
+
+// The lock fork_prepare took, given back; the thread is counted out after.
+static void fork_unlock() noexcept
+{
+	g_recorder_mu.unlock();
+	t_in_recorder--;
 }
 
 void Recorder::fork_parent() noexcept
 {
 	if (!fork_done())
 		return;
-	Recorder &r = recorder();
-	r.fork_chunks.clear();
-	g_recorder_mu.unlock();
+	recorder().fork_chunks.clear();
+	fork_unlock();
 }
 
 // getpid() is a system call: asked once, and again in a forked child.
@@ -666,8 +713,9 @@ void Recorder::fork_child() noexcept
 	}
 	r.fork_chunks.clear();
 	std::erase_if(r.stages, [&](const Stage *s) { return r.other_threads(s); });
-	r.name_child_locked();
-	g_recorder_mu.unlock();
+	r.fork_next_id = g_next_job_id.load(std::memory_order_relaxed);
+	r.name_by_pid_locked();
+	fork_unlock();
 }
 
 // Set when the thread's ThreadStage is destroyed (trivial, as t_stage: still
@@ -912,7 +960,12 @@ std::string file_stem(uint64_t realtime)
 	return buf;
 }
 
-void write_file_atomically(const std::string &path, std::string_view bytes)
+namespace detail {
+
+// Writes @bytes to @path atomically: under a temporary name in the same
+// directory, then renamed.  A file at @path is replaced when @replace, else
+// kept, and false returned.  Throws rbln::Error naming the path.
+bool write_file_atomically(const std::string &path, std::string_view bytes, bool replace)
 {
 	const auto slash = path.rfind('/');
 	const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -939,13 +992,38 @@ void write_file_atomically(const std::string &path, std::string_view bytes)
 	if (!err && ::fsync(fd))
 		err = errno;
 	::close(fd);
-	if (!err && ::rename(tmp.c_str(), path.c_str()))
+	bool taken = false;
+	if (!err && !replace) {
+		// A file system without RENAME_NOREPLACE: link() refuses a name
+		// taken just the same.
+		if (!::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE))
+			return true;
+		if (errno == EINVAL || errno == ENOSYS) {
+			if (!::link(tmp.c_str(), path.c_str())) {
+				::unlink(tmp.c_str());
+				return true;
+			}
+		}
+		if (errno == EEXIST)
+			taken = true;
+		else
+			err = errno;
+	} else if (!err && ::rename(tmp.c_str(), path.c_str())) {
 		err = errno;
-	if (err) {
+	}
+	if (err || taken)
 		::unlink(tmp.c_str());
+	if (err)
 		rbln::detail::fail(err, fmt::format("cannot write the trace {}: {}", path,
 						    rbln::detail::errno_text(err)));
-	}
+	return !taken;
+}
+
+} // namespace detail
+
+void write_file_atomically(const std::string &path, std::string_view bytes)
+{
+	detail::write_file_atomically(path, bytes, true);
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile
