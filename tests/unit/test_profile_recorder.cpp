@@ -611,8 +611,8 @@ TEST(ProfilerRecorder, AForkedChildGoesOnWithoutTheParentsOtherThreads)
 // A forked child's files are its own, named by its pid as well: neither
 // process overwrites the other's, whichever writes last.  The child's hold
 // what the parent had recorded before the fork, and its own jobs; the
-// parent's hold none of the child's.  Its whole trace is written even when
-// the parent wrote one just before the fork and the child added nothing.
+// parent's hold none of the child's.  Until it records, it writes nothing
+// (its files would copy the parent's).
 TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 {
 	rbln::Device dev = fake_npu::open();
@@ -624,9 +624,10 @@ TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 	const pid_t pid = fork();
 	if (pid == 0) try {
 		close(paths[0]);
-		// Nothing new: its whole trace is the parent's as of the fork.
-		const std::string whole = rbln::profile::flush();
+		if (!rbln::profile::flush().empty())
+			_exit(4);	// nothing of its own yet
 		const auto labels = submit_chain(dev, "own_child_", 2);
+		const std::string whole = rbln::profile::flush();
 		const std::string text = fmt::format("{}\n{}\n", whole, run.end());
 		_exit(write(paths[1], text.data(), text.size()) == ssize_t(text.size()) ? 0 : 1);
 	} catch (...) {
@@ -651,10 +652,10 @@ TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 	const std::string stem = time_stem(parent_run), suffix = fmt::format("_pid{}", pid);
 	EXPECT_EQ(child_whole, stem + suffix + ".pb");
 	EXPECT_EQ(child_run, fmt::format("{}{}_{}.pb", stem, suffix, run.run()));
-	// The same jobs as the parent's whole trace of just before the fork.
+	// The parent's whole trace of just before the fork, and the child's jobs.
 	const auto child_whole_got = read_run(child_whole);
-	EXPECT_EQ(child_whole_got.size(), read_run(parent_whole).size()) << child_whole;
-	for (const auto &l : parent_labels)
+	EXPECT_EQ(child_whole_got.size(), read_run(parent_whole).size() + 2) << child_whole;
+	for (const auto &l : {"own_parent_0", "own_parent_1", "own_child_0", "own_child_1"})
 		EXPECT_TRUE(child_whole_got.contains(l)) << l << " missing from " << child_whole;
 	const auto child_got = read_run(child_run);
 	EXPECT_EQ(child_got.size(), 4u) << child_run;
@@ -664,20 +665,22 @@ TEST(ProfilerRecorder, AForkedChildsFilesAreItsOwn)
 	expect_chain(parent_got, parent_labels);
 }
 
-// The files a forked child writes at exit, with the pid of @pid in their names.
+// The files of forked child @pid: its pid in their names.
 std::vector<std::string> files_of(pid_t pid)
 {
 	std::vector<std::string> out;
+	const std::regex mine(fmt::format(R"(.*_pid{}(_[0-9]+)?\.pb)", pid));
 	for (const auto &e : std::filesystem::directory_iterator(dir()))
-		if (e.path().filename().string().find(fmt::format("_pid{}", pid)) != std::string::npos)
+		if (std::regex_match(e.path().filename().string(), mine))
 			out.push_back(e.path().filename().string());
 	std::ranges::sort(out);
 	return out;
 }
 
-// A forked child that recorded nothing of its own writes nothing at exit:
-// its files would copy what its parent writes (a pre-forking server's
-// workers, say).  One that recorded writes its open run and whole trace.
+// A forked child that recorded nothing of its own writes nothing, at a
+// Session's end or at exit: its files would copy what its parent writes (a
+// pre-forking server's workers, say).  One that recorded writes its open
+// run and whole trace at exit.
 TEST(ProfilerRecorder, AForkedChildWritesAtExitOnlyWhenItRecorded)
 {
 	rbln::Device dev = fake_npu::open();
@@ -688,6 +691,9 @@ TEST(ProfilerRecorder, AForkedChildWritesAtExitOnlyWhenItRecorded)
 		if (pid == 0) try {
 			if (records)
 				submit_chain(dev, "exit_child_", 1);
+			// An inherited run ended here: nothing of the child's.
+			else if (!rbln::profile::Session(dir()).end().empty() || !run.end().empty())
+				_exit(4);
 			std::exit(0);	// exit's destructors: the recorder writes there
 		} catch (...) {
 			_exit(3);
@@ -705,40 +711,6 @@ TEST(ProfilerRecorder, AForkedChildWritesAtExitOnlyWhenItRecorded)
 		const auto got = read_run(fmt::format("{}/{}_pid{}_{}.pb", dir(), stem, pid, run.run()));
 		EXPECT_TRUE(got.contains("exit_parent_0") && got.contains("exit_child_0")) << got.size();
 	}
-}
-
-// A name another process has (one started in the same second, writing to
-// the same directory) is never replaced: this process's files take its pid
-// from then on, the whole trace's too.
-TEST(ProfilerRecorder, ANameAnotherProcessHasIsNeverReplaced)
-{
-	rbln::Device dev = fake_npu::open();
-	std::string stem;
-	{
-		rbln::profile::Session first(dir());
-		submit_chain(dev, "taken_first_", 1);
-		stem = time_stem(first.end());
-	}
-	rbln::profile::Session run(dir());
-	const std::string taken = fmt::format("{}_{}.pb", stem, run.run());
-	std::ofstream(taken) << "another process's";
-	const auto labels = submit_chain(dev, "taken_", 2);
-	const std::string mine = fmt::format("{}_pid{}", stem, getpid());
-	const std::string path = run.end();
-	EXPECT_EQ(path, fmt::format("{}_{}.pb", mine, run.run()));
-	std::ifstream in(taken);
-	std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-	EXPECT_EQ(kept, "another process's");
-	const auto got = read_run(path);
-	EXPECT_EQ(got.size(), 2u);
-	expect_chain(got, labels);
-	EXPECT_EQ(rbln::profile::flush(), mine + ".pb");
-	// Its own file of before is replaced.
-	rbln::profile::Session later(dir());
-	submit_chain(dev, "taken_later_", 1);
-	EXPECT_EQ(rbln::profile::flush(), mine + ".pb");
-	EXPECT_TRUE(read_run(mine + ".pb").contains("taken_later_0"));
-	EXPECT_EQ(later.end(), fmt::format("{}_{}.pb", mine, later.run()));
 }
 
 // Released as a fork starts, by its first prepare handler: registered after

@@ -433,8 +433,8 @@ RBLN_API rbln_status rbln_event_next(rbln_event_listener *listener, int timeout_
  * The profiler (rbln/profile.hpp): a profiled region is one run, written as
  * rbln_{date}_{time}_N.pb into @output_dir (NULL: RBLN_PROFILER_DIR, else the
  * current directory) when it ends; RBLN_PROFILER=1 profiles the whole
- * process without any call.  A forked child, or a process that finds the
- * name taken by another, names its files rbln_{date}_{time}_pid{pid}_N.pb.  rbln_profile_end writes the run's file and puts
+ * process without any call.  A forked child names its files
+ * rbln_{date}_{time}_pid{pid}_N.pb.  rbln_profile_end writes the run's file and puts
  * its path (empty if it recorded no job) into @path, @path_size bytes.
  */
 RBLN_API rbln_status rbln_profile_begin(const char *output_dir, unsigned *run);

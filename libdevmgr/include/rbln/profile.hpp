@@ -7,11 +7,11 @@
 //
 // When the process exits (or the library is unloaded) rbln_{date}_{time}.pb
 // holds the whole trace, in RBLN_PROFILER_DIR or the current directory.
-// Files appear atomically: written under a temporary name, then renamed.
-// Another process's file is never replaced: a forked child's names, and
-// those of a process that finds one of its names taken (another started in
-// the same second, writing to the same directory), carry the pid as well:
-// rbln_{date}_{time}_pid{pid}.pb and rbln_{date}_{time}_pid{pid}_N.pb.
+// Files appear atomically: written under a temporary name, then renamed.  A
+// forked child's names carry its pid as well (rbln_{date}_{time}_pid{pid}.pb,
+// ..._pid{pid}_N.pb), and a child that has recorded no job of its own
+// writes none (they would copy its parent's).  Processes started in the
+// same second that write to one directory share names: give each its own.
 #pragma once
 
 #include "abi_namespace.hpp"

@@ -5,8 +5,7 @@
 // is written.  A Session is one run: jobs submitted while it is open are its
 // own, written to rbln_{date}_{time}_N.pb when it ends; the whole recording
 // goes to rbln_{date}_{time}.pb at exit (or when the library is unloaded).
-// A forked child's names carry its pid too (rbln_{date}_{time}_pid{pid}),
-// as do those of a process that finds one of its names taken by another.
+// A forked child's names carry its pid too (rbln_{date}_{time}_pid{pid}).
 //
 // Recording a job is on the submit path, so it is kept to writing one
 // fixed-size record into the submitting thread's own chunk (staging.h): no
@@ -26,7 +25,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "../device_state.h"
@@ -129,11 +127,9 @@ struct Recorder {
 	bool dir_from_env = false;
 	std::string stem;		// rbln_{date}_{time}, fixed at the first use; see name_by_pid_locked
 	size_t stem_time_size = 0;	// of its rbln_{date}_{time}
-	bool pid_in_names = false;	// a forked child's, or a name was taken (name_by_pid_locked)
-	// A forked child's g_next_job_id at the fork: unchanged at exit, it
-	// recorded nothing of its own, and leaves the writing to its parent.
+	bool pid_in_names = false;	// a forked child's (name_by_pid_locked)
+	// A forked child's g_next_job_id at the fork: see idle_child_locked.
 	std::optional<uint64_t> fork_next_id;
-	std::set<std::string> written_paths;	// replaced when written again; another's never
 	Trace trace;			// devices, counters and workloads; the jobs are below
 	// Every thread's chunks: the records stay where their thread wrote them.
 	std::vector<std::unique_ptr<Chunk>> chunks;
@@ -193,17 +189,14 @@ struct Recorder {
 		// Held until g_gone is set: a fork's handlers, or a thread waiting for
 		// the lock, see it, or a whole recorder.
 		RecorderLock lock;
-		// Exit or unload: the open runs end, and the whole trace is written,
-		// unless this is a forked child that recorded nothing: a copy of
-		// what its parent writes.
+		// Exit or unload: the open runs end, and the whole trace is written
+		// (by a forked child, only if it recorded: idle_child_locked).
 		try {
-			if (fork_next_id != g_next_job_id.load(std::memory_order_relaxed)) {
-				drain_all_locked();
-				for (Run &r : runs)
-					if (r.open())
-						write_run_locked(r);
-				write_whole_locked();
-			}
+			drain_all_locked();
+			for (Run &r : runs)
+				if (r.open())
+					write_run_locked(r);
+			write_whole_locked();
 		} catch (const std::exception &e) {
 			rbln::detail::warn(fmt::format("RBLN_PROFILER: {}", e.what()));
 		}
@@ -243,12 +236,10 @@ struct Recorder {
 			name_by_pid_locked();
 	}
 
-	// This process's files from now on are named by its pid as well
-	// (rbln_{date}_{time}_pid{pid}): a forked child's, so that neither it nor
-	// its parent overwrites the other's, and a process's that found one of
-	// its names taken by another (started in the same second, writing to
-	// the same directory).  Its whole trace is written anew.  No allocation:
-	// start_locked kept room.
+	// A forked child's files are named by its pid as well
+	// (rbln_{date}_{time}_pid{pid}), so that neither it nor its parent
+	// overwrites the other's.  Its whole trace is written anew.  No
+	// allocation: start_locked kept room.
 	static constexpr size_t kStemMax = 32;		// file_stem()'s, room to spare
 	static constexpr size_t kPidSuffixMax = 16;
 	static_assert(kPidSuffixMax >= sizeof("_pid4294967295"));
@@ -481,8 +472,12 @@ struct Recorder {
 	}
 
 	// Every job staged so far with its device times, those that have them.
+	// Every thread's jobs taken, and the driver's times of every device's
+	// (an idle child's are its parent's: left to it).
 	void drain_all_locked()
 	{
+		if (idle_child_locked())
+			return;
 		take_all_locked();
 		for (DeviceLog &log : logs)
 			drain_locked(log);
@@ -557,33 +552,28 @@ struct Recorder {
 		return t;
 	}
 
-	// Run @run's file (nullopt: the whole trace's).
-	std::string path_locked(std::optional<unsigned> run) const
+	// A forked child that has submitted no profiled job since the fork:
+	// its files would copy what its parent had recorded, which the parent
+	// writes (a pre-forking server's workers, say).  It writes none, and
+	// leaves the parent's device times in the files they share.
+	bool idle_child_locked() const
 	{
-		return run ? fmt::format("{}/{}_{}.pb", runs[*run].dir, stem, *run)
-			   : fmt::format("{}/{}.pb", dir, stem);
+		return fork_next_id == g_next_job_id.load(std::memory_order_relaxed);
 	}
 
 	// Writes run @run's file (nullopt: the whole trace) and returns its
-	// path, or "" when it would hold no job.  A file of this process's is
-	// replaced, another's never: this one's names take its pid instead.
+	// path, or "" when it would hold no job (or this is an idle child).
 	std::string write_locked(std::optional<unsigned> run)
 	{
+		if (idle_child_locked())
+			return {};
 		const Trace t = select_locked(run);
 		if (t.jobs.empty())
 			return {};
-		const std::string bytes = to_perfetto(t);
-		for (;;) {
-			std::string path = path_locked(run);
-			// With its pid, a name taken is a leftover of a process of
-			// the same pid: replaced.
-			const bool replace = pid_in_names || written_paths.contains(path);
-			if (detail::write_file_atomically(path, bytes, replace)) {
-				written_paths.insert(path);
-				return path;
-			}
-			name_by_pid_locked();
-		}
+		const std::string path = run ? fmt::format("{}/{}_{}.pb", runs[*run].dir, stem, *run)
+					     : fmt::format("{}/{}.pb", dir, stem);
+		write_file_atomically(path, to_perfetto(t));
+		return path;
 	}
 
 	std::string write_run_locked(Run &r)
@@ -875,8 +865,10 @@ void device_closing(const rbln::detail::DeviceState &dev)
 	auto it = std::ranges::find(r.logs, &dev, &DeviceLog::dev);
 	if (it == r.logs.end())
 		return;
-	// Its jobs still running stay without device times.
-	r.drain_locked(*it);
+	// Its jobs still running stay without device times (an idle child's
+	// are its parent's, in the file they share: left to it).
+	if (!r.idle_child_locked())
+		r.drain_locked(*it);
 	r.logs.erase(it);
 	r.last_log = 0;
 }
@@ -960,12 +952,7 @@ std::string file_stem(uint64_t realtime)
 	return buf;
 }
 
-namespace detail {
-
-// Writes @bytes to @path atomically: under a temporary name in the same
-// directory, then renamed.  A file at @path is replaced when @replace, else
-// kept, and false returned.  Throws rbln::Error naming the path.
-bool write_file_atomically(const std::string &path, std::string_view bytes, bool replace)
+void write_file_atomically(const std::string &path, std::string_view bytes)
 {
 	const auto slash = path.rfind('/');
 	const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -992,38 +979,13 @@ bool write_file_atomically(const std::string &path, std::string_view bytes, bool
 	if (!err && ::fsync(fd))
 		err = errno;
 	::close(fd);
-	bool taken = false;
-	if (!err && !replace) {
-		// A file system without RENAME_NOREPLACE: link() refuses a name
-		// taken just the same.
-		if (!::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE))
-			return true;
-		if (errno == EINVAL || errno == ENOSYS) {
-			if (!::link(tmp.c_str(), path.c_str())) {
-				::unlink(tmp.c_str());
-				return true;
-			}
-		}
-		if (errno == EEXIST)
-			taken = true;
-		else
-			err = errno;
-	} else if (!err && ::rename(tmp.c_str(), path.c_str())) {
+	if (!err && ::rename(tmp.c_str(), path.c_str()))
 		err = errno;
-	}
-	if (err || taken)
+	if (err) {
 		::unlink(tmp.c_str());
-	if (err)
 		rbln::detail::fail(err, fmt::format("cannot write the trace {}: {}", path,
 						    rbln::detail::errno_text(err)));
-	return !taken;
-}
-
-} // namespace detail
-
-void write_file_atomically(const std::string &path, std::string_view bytes)
-{
-	detail::write_file_atomically(path, bytes, true);
+	}
 }
 
 } RBLN_CXX_ABI_END // namespace rbln::profile

@@ -7,8 +7,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string>
-#include <string_view>
 
 #include "../device_state.h"
 #include "staging.h"
@@ -64,10 +62,6 @@ void job_submitted(JobRecord &draft, const drm_rbln_submit &done, const uint64_t
 
 // @dev closes: what the driver still holds for it is taken first.
 void device_closing(const rbln::detail::DeviceState &dev);
-
-// rbln::profile::write_file_atomically, which replaces a file at @path only
-// when @replace; else it keeps it and returns false.
-bool write_file_atomically(const std::string &path, std::string_view bytes, bool replace);
 
 uint64_t monotonic_ns();
 // CLOCK_MONOTONIC as of the last tick (no clock read: a few ns), for what
