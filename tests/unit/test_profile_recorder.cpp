@@ -713,6 +713,49 @@ TEST(ProfilerRecorder, AForkedChildWritesAtExitOnlyWhenItRecorded)
 	}
 }
 
+// An idle child asks the driver for no device times (those in the file it
+// shares with its parent are the parent's), at a run's end, a flush or a
+// device's close; and what the parent had staged before the fork stays in
+// the child's trace when the child ends an inherited run while idle and
+// records later.
+TEST(ProfilerRecorder, AnIdleChildTakesNoTimesAndKeepsWhatItInherited)
+{
+	rbln::Device dev = fake_npu::open({.hold_times = true});
+	rbln::profile::Session run(dir());
+	const auto parent_labels = submit_chain(dev, "inherited_", 3);	// times held: in the ring
+	fake_npu::release_times();
+	const pid_t pid = fork();
+	if (pid == 0) try {
+		const uint64_t calls = fake_npu::job_times_calls();
+		const bool wrote = !run.end().empty() || !rbln::profile::flush().empty();
+		{
+			rbln::Device closing = std::move(dev);
+		}
+		if (wrote || fake_npu::job_times_calls() != calls)
+			_exit(4);
+		rbln::Device again = fake_npu::open();
+		rbln::profile::Session later(dir());
+		submit_chain(again, "inherited_child_", 1);
+		const auto got = read_run(rbln::profile::flush());
+		// The parent's jobs without their times (left to the parent): marked so.
+		auto has = [&](const std::string &l) {
+			return got.contains(l) || got.contains(l + " [FAILED EINPROGRESS]");
+		};
+		int missing = 0;
+		for (const auto &l : parent_labels)
+			if (!has(l)) {
+				fprintf(stderr, "child: %s missing\n", l.c_str());
+				missing++;
+			}
+		_exit(missing || !got.contains("inherited_child_0") ? 5 : 0);
+	} catch (...) {
+		_exit(3);
+	}
+	EXPECT_EQ(pid < 0 ? fmt::format("fork: {}", strerror(errno)) : wait_child(pid, 30), "")
+		<< "the child (exit 4: it asked for times or wrote a copy; 5: jobs missing)";
+	expect_chain(read_run(run.end()), parent_labels);
+}
+
 // Released as a fork starts, by its first prepare handler: registered after
 // the library's, it runs before the library's, which takes the recorder's lock.
 static std::binary_semaphore *g_fork_started = nullptr;

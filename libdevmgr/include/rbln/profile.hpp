@@ -9,9 +9,10 @@
 // holds the whole trace, in RBLN_PROFILER_DIR or the current directory.
 // Files appear atomically: written under a temporary name, then renamed.  A
 // forked child's names carry its pid as well (rbln_{date}_{time}_pid{pid}.pb,
-// ..._pid{pid}_N.pb), and a child that has recorded no job of its own
-// writes none (they would copy its parent's).  Processes started in the
-// same second that write to one directory share names: give each its own.
+// ..._pid{pid}_N.pb), and a child that has submitted no job since the fork
+// writes none (they would copy its parent's).  Processes that start
+// profiling in the same second and write to one directory share names:
+// give each its own.
 #pragma once
 
 #include "abi_namespace.hpp"
@@ -45,7 +46,8 @@ public:
 	~Session();
 	Session(const Session &) = delete;
 	Session &operator=(const Session &) = delete;
-	// Ends the run now and returns the path of its file (empty if it recorded nothing).
+	// Ends the run now and returns the path of its file (empty if it recorded
+	// nothing, or in a forked child that has submitted nothing since).
 	std::string end();
 	unsigned run() const { return run_; }
 
@@ -60,7 +62,8 @@ private:
 void workload(unsigned device, unsigned instance, unsigned sequence, unsigned workload);
 
 // Writes what is recorded so far as the whole trace now; returns its path
-// (empty if nothing was recorded).  Also done at exit.
+// (empty if nothing was recorded, or in a forked child that has submitted
+// nothing since).  Also done at exit.
 std::string flush();
 
 // ---- The trace model, shared by the in-process profiler and rbln-smi trace ----

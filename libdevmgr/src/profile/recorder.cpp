@@ -94,6 +94,9 @@ namespace {
 // first touch of its pages.
 constexpr size_t kSpareChunksMax = 64;
 
+// A driver's record of a job not recorded yet is kept this many drains.
+constexpr unsigned kEarlyDrains = 16;
+
 // Counters (a few ioctls) are read at most this often, at a submit.
 constexpr uint64_t kSampleEveryNs = 10'000'000;
 
@@ -101,9 +104,15 @@ constexpr uint64_t kSampleEveryNs = 10'000'000;
 struct DeviceLog {
 	const rbln::detail::DeviceState *dev;
 	SeqnoTable<JobRecord> waiting;	// records without times yet
-	// JOB_TIMES records of jobs not taken over yet at the last drain (their
-	// thread had not published them): matched at the next, or never.
-	std::vector<drm_rbln_job_time> early;
+	// JOB_TIMES records of jobs not taken over yet at a drain (their thread
+	// had not published them), each tried at the next kEarlyDrains drains
+	// (a thread pre-empted that long), then dropped (its job was not
+	// recorded: no run was open any more).
+	struct Early {
+		drm_rbln_job_time rec;
+		unsigned drains;	// tried at this many drains since it came
+	};
+	std::vector<Early> early;
 	size_t drain_at = kDrainEvery;	// waiting.waiting() that has the times taken
 	uint64_t last_sample_ns = 0;
 };
@@ -247,6 +256,7 @@ struct Recorder {
 	{
 		pid_in_names = true;
 		whole_written_jobs = 0;
+		whole_path.clear();
 		if (stem.empty())
 			return;
 		char suffix[kPidSuffixMax];
@@ -425,9 +435,13 @@ struct Recorder {
 	{
 		const rbln::detail::DeviceState &dev = *log.dev;
 		// Those that came before their job's record, first: it is here now.
-		for (const drm_rbln_job_time &r : std::exchange(log.early, {}))
-			if (JobRecord *j = log.waiting.take(r.seqno))
-				set_device_times(*j, r);
+		std::erase_if(log.early, [&](DeviceLog::Early &e) {
+			if (JobRecord *j = log.waiting.take(e.rec.seqno)) {
+				set_device_times(*j, e.rec);
+				return true;
+			}
+			return ++e.drains >= kEarlyDrains;
+		});
 		// Room for a drain's worth and the jobs in flight: one JOB_TIMES a
 		// drain, into a buffer kept from the last one (not made and zeroed anew).
 		if (!log.waiting.empty() && drain_buf.empty())
@@ -455,7 +469,7 @@ struct Recorder {
 				if (JobRecord *j = log.waiting.take(r.seqno))
 					set_device_times(*j, r);
 				else
-					log.early.push_back(r);
+					log.early.push_back({r, 0});
 			}
 			if (!args.pending || !args.count)
 				break;
@@ -476,9 +490,9 @@ struct Recorder {
 	// (an idle child's are its parent's: left to it).
 	void drain_all_locked()
 	{
+		take_all_locked();
 		if (idle_child_locked())
 			return;
-		take_all_locked();
 		for (DeviceLog &log : logs)
 			drain_locked(log);
 	}
@@ -552,10 +566,11 @@ struct Recorder {
 		return t;
 	}
 
-	// A forked child that has submitted no profiled job since the fork:
-	// its files would copy what its parent had recorded, which the parent
-	// writes (a pre-forking server's workers, say).  It writes none, and
-	// leaves the parent's device times in the files they share.
+	// A forked child that has submitted no profiled job since the fork (a
+	// refused one counts: its id was taken): its files would copy what its
+	// parent had recorded, which the parent writes (a pre-forking server's
+	// workers, say).  It writes none, and leaves the parent's device times
+	// in the files they share (once it submits, each may take the other's).
 	bool idle_child_locked() const
 	{
 		return fork_next_id == g_next_job_id.load(std::memory_order_relaxed);
