@@ -136,8 +136,8 @@ struct Recorder {
 	bool dir_from_env = false;
 	std::string stem;		// rbln_{date}_{time}, fixed at the first use; see name_by_pid_locked
 	size_t stem_time_size = 0;	// of its rbln_{date}_{time}
-	bool pid_in_names = false;	// a forked child's (name_by_pid_locked)
-	// A forked child's g_next_job_id at the fork: see idle_child_locked.
+	// A forked child's g_next_job_id at the fork (see idle_child_locked);
+	// set, its names carry its pid (name_by_pid_locked).
 	std::optional<uint64_t> fork_next_id;
 	Trace trace;			// devices, counters and workloads; the jobs are below
 	// Every thread's chunks: the records stay where their thread wrote them.
@@ -241,7 +241,7 @@ struct Recorder {
 		named += file_stem(trace.realtime_ns);
 		stem_time_size = named.size();
 		stem = std::move(named);
-		if (pid_in_names)
+		if (fork_next_id)
 			name_by_pid_locked();
 	}
 
@@ -254,7 +254,6 @@ struct Recorder {
 	static_assert(kPidSuffixMax >= sizeof("_pid4294967295"));
 	void name_by_pid_locked() noexcept
 	{
-		pid_in_names = true;
 		whole_written_jobs = 0;
 		whole_path.clear();
 		if (stem.empty())
