@@ -254,6 +254,55 @@ TEST(Profile, AFailedJobIsMarked)
 	EXPECT_TRUE(seen);
 }
 
+// A job whose end was not seen (still running when the file was written, or
+// its times taken by another process on the same device file) did not fail:
+// it says it has no device times, in both formats and in the summary.  An
+// old driver's jobs, all without them, say why once each and are not renamed.
+TEST(Profile, AJobWithoutDeviceTimesIsMarkedSoNotAsFailed)
+{
+	Trace t = rebel_trace();
+	auto unseen = [](TraceJob &j, int status) {
+		j.device_times = false;
+		j.status = status;
+		j.start_ns = j.end_ns = j.submit_ns;
+	};
+	unseen(t.jobs.back(), -EINPROGRESS);
+	unseen(t.jobs.front(), 0);	// an old driver's
+	t.jobs.front().label += "_old";	// its name once in the trace
+	const std::string out_name = "i0_0_W1_out [NO DEVICE TIMES]";
+	const std::string weight_name = t.jobs.front().label;
+	std::map<std::string, std::map<std::string, std::string>> perfetto_args;
+	const pb::Trace perfetto = decode(to_perfetto(t));
+	for (const auto &p : perfetto.packet())
+		if (p.has_track_event() && p.track_event().type() == pb::TrackEvent::TYPE_SLICE_BEGIN)
+			for (const auto &a : p.track_event().debug_annotations())
+				if (a.has_string_value())
+					perfetto_args[p.track_event().name()][a.name()] = a.string_value();
+	ASSERT_TRUE(perfetto_args.contains(out_name));
+	EXPECT_EQ(perfetto_args[out_name]["status"], "unknown");
+	EXPECT_NE(perfetto_args[out_name]["times"].find("its end was not seen"), std::string::npos);
+	ASSERT_TRUE(perfetto_args.contains(weight_name));
+	EXPECT_EQ(perfetto_args[weight_name]["status"], "unknown");
+	EXPECT_NE(perfetto_args[weight_name]["times"].find("before interface 14"), std::string::npos);
+
+	std::map<std::string, nlohmann::json> json_args;
+	const auto json = nlohmann::json::parse(to_chrome_json(t));
+	for (const auto &e : json.at("traceEvents"))
+		if (e.at("ph") == "X")
+			json_args[e.at("name").get<std::string>()] = e.value("args", nlohmann::json::object());
+	ASSERT_TRUE(json_args.contains(out_name));
+	EXPECT_EQ(json_args[out_name].value("status", ""), "unknown");
+	EXPECT_NE(json_args[out_name].value("times", "").find("its end was not seen"), std::string::npos);
+	EXPECT_NE(json_args[weight_name].value("times", "").find("before interface 14"), std::string::npos);
+
+	const auto path = std::filesystem::temp_directory_path() / fmt::format("rbln-unseen-{}.pb", getpid());
+	write_file_atomically(path.string(), to_perfetto(t));
+	const std::string s = rbln::smi::summarize_trace(path.string());
+	std::filesystem::remove(path);
+	EXPECT_NE(s.find(": 7 job slices on 5 engine tracks, 0 failed, 2 without device times; "), std::string::npos)
+		<< s;
+}
+
 TEST(Profile, ChromeJsonHoldsTheSameSlicesAndFlows)
 {
 	const Trace in = rebel_trace();

@@ -739,7 +739,7 @@ TEST(ProfilerRecorder, AnIdleChildTakesNoTimesAndKeepsWhatItInherited)
 		const auto got = read_run(rbln::profile::flush());
 		// The parent's jobs without their times (left to the parent): marked so.
 		auto has = [&](const std::string &l) {
-			return got.contains(l) || got.contains(l + " [FAILED EINPROGRESS]");
+			return got.contains(l) || got.contains(l + " [NO DEVICE TIMES]");
 		};
 		int missing = 0;
 		for (const auto &l : parent_labels)

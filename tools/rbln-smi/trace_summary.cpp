@@ -23,7 +23,7 @@ namespace {
 namespace pb = rbln::trace;
 
 struct TrackStats {
-	size_t slices = 0, failed = 0, samples = 0;
+	size_t slices = 0, failed = 0, untimed = 0, samples = 0;
 	uint64_t bytes = 0;
 };
 
@@ -84,14 +84,16 @@ std::string summarize_trace(const std::string &path)
 			if (e.name().find(" [FAILED") != std::string::npos ||
 			    e.name().find(" [TIMED OUT]") != std::string::npos)
 				s.failed++;
-			for (const auto &a : e.debug_annotations())
+			for (const auto &a : e.debug_annotations()) {
 				if (a.name() == "bytes")
 					s.bytes += a.uint_value();
+				s.untimed += a.name() == "times";	// no device times: why
+			}
 			flows_begun.insert(e.flow_ids().begin(), e.flow_ids().end());
 			flows_ended.insert(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
 		}
 	}
-	size_t jobs = 0, engines = 0, workloads = 0, failed = 0;
+	size_t jobs = 0, engines = 0, workloads = 0, failed = 0, untimed = 0;
 	for (const auto &[uuid, d] : tracks) {
 		if (d.has_counter() || children.contains(uuid))
 			continue;
@@ -101,14 +103,16 @@ std::string summarize_trace(const std::string &path)
 			engines++;
 			jobs += stats[uuid].slices;
 			failed += stats[uuid].failed;
+			untimed += stats[uuid].untimed;
 		}
 	}
 	size_t flows = 0;
 	for (uint64_t f : flows_begun)
 		flows += flows_ended.contains(f);
-	std::string out = fmt::format("{}: {} job slices on {} engine tracks, {} failed; {} workload "
+	const std::string untimed_text = untimed ? fmt::format(", {} without device times", untimed) : "";
+	std::string out = fmt::format("{}: {} job slices on {} engine tracks, {} failed{}; {} workload "
 				      "slices; {} flows (dependencies); {:.3f} ms\n",
-				      path, jobs, engines, failed, workloads, flows,
+				      path, jobs, engines, failed, untimed_text, workloads, flows,
 				      first <= last ? double(last - first) / 1e6 : 0.0);
 	if (from_rings) {
 		const uint64_t lost = rbln::profile::lost_events(rings);

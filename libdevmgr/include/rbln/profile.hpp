@@ -86,7 +86,11 @@ struct TraceJob {
 	uint64_t seqno = 0;
 	int status = 0;			// 0 or a negative errno
 	bool timed_out = false;
-	bool device_times = true;	// start/end from the driver (false: not known)
+	// Start and end from the driver.  Without them, both are its submit and
+	// status says why: 0, the driver gives none (before interface 14);
+	// -EINPROGRESS, its end was not seen (it had not ended when the trace was
+	// written, or another process on its device file took its times).
+	bool device_times = true;
 	uint64_t submit_ns = 0, start_ns = 0, end_ns = 0;	// CLOCK_MONOTONIC
 	std::vector<uint64_t> after;	// ids of the jobs it waited for
 };

@@ -43,10 +43,12 @@ json events_of(const Trace &trace)
 		if (track == lay.job_track.end())
 			continue;
 		json args = {{"bytes", j.bytes}, {"pid", j.pid}, {"command", j.command},
-			     {"seqno", j.seqno}, {"status", detail::status_name(j.status)},
+			     {"seqno", j.seqno}, {"status", detail::job_status(j)},
 			     {"queued_ns", j.start_ns - std::min(j.start_ns, j.submit_ns)}};
 		if (j.timed_out)
 			args["timed_out"] = "yes";
+		if (!j.device_times)
+			args["times"] = detail::times_note(j);
 		events.push_back({{"ph", "X"}, {"name", detail::slice_name(j)}, {"cat", "rbln"},
 				  {"pid", j.device}, {"tid", track->second & 0xffffffff},
 				  {"ts", us(j.start_ns)}, {"dur", us(j.end_ns - j.start_ns)}, {"args", args}});

@@ -88,14 +88,34 @@ std::string status_name(int status)
 	return name ? name : fmt::format("error {}", status);
 }
 
+std::string job_status(const TraceJob &job)
+{
+	return job.device_times ? status_name(job.status) : "unknown";
+}
+
+std::string times_note(const TraceJob &job)
+{
+	if (job.device_times)
+		return "";
+	// An old driver's jobs are all so: each says why, none is renamed.
+	if (!job.status)
+		return "host: the driver gives no device times before interface 14";
+	return "none: its end was not seen (it had not ended when the trace was written, or another "
+	       "process using its device file took its times)";
+}
+
 std::string slice_name(const TraceJob &job)
 {
 	std::string name = job.label.empty()
 		? fmt::format("{} job {}", engine_track_name(job.engine), job.seqno) : job.label;
-	if (job.timed_out)
+	if (!job.device_times) {
+		if (job.status)
+			name += " [NO DEVICE TIMES]";
+	} else if (job.timed_out) {
 		name += " [TIMED OUT]";
-	else if (job.status)
+	} else if (job.status) {
 		name += fmt::format(" [FAILED {}]", status_name(job.status));
+	}
 	return name;
 }
 

@@ -39,10 +39,15 @@ struct Layout {
 };
 
 Layout layout(const Trace &trace);
-// The slice's name: its label (or engine and seqno), marked when it failed.
+// The slice's name: its label (or engine and seqno), marked when it failed
+// or its end was not seen.
 std::string slice_name(const TraceJob &job);
 // "ok", or the errno's name ("ETIMEDOUT").
 std::string status_name(int status);
+// The job's status argument: "unknown" without device times, else status_name.
+std::string job_status(const TraceJob &job);
+// Why a job has no device times (its "times" argument); "" when it has them.
+std::string times_note(const TraceJob &job);
 // What the rings lost during a recording, by kind, on all CPUs.
 struct RingLoss {
 	uint64_t overrun = 0, commit_overrun = 0, dropped_events = 0;

@@ -119,12 +119,12 @@ std::string write(const Trace &trace, const TraceRings *rings)
 		annotate(b, "pid", uint64_t(j.pid));
 		annotate(b, "command", j.command);
 		annotate(b, "seqno", j.seqno);
-		annotate(b, "status", detail::status_name(j.status));
+		annotate(b, "status", detail::job_status(j));
 		annotate(b, "queued_ns", j.start_ns - std::min(j.start_ns, j.submit_ns));
 		if (j.timed_out)
 			annotate(b, "timed_out", std::string("yes"));
 		if (!j.device_times)
-			annotate(b, "times", std::string("host: the driver gives no device times before interface 14"));
+			annotate(b, "times", detail::times_note(j));
 		for (uint64_t f : flows_out[j.id])
 			b->add_flow_ids(f);
 		for (uint64_t dep : j.after)
