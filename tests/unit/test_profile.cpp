@@ -254,52 +254,77 @@ TEST(Profile, AFailedJobIsMarked)
 	EXPECT_TRUE(seen);
 }
 
-// A job whose end was not seen (still running when the file was written, or
-// its times taken by another process on the same device file) did not fail:
-// it says it has no device times, in both formats and in the summary.  An
-// old driver's jobs, all without them, say why once each and are not renamed.
+// A job whose end was not seen (still running when the file was written, its
+// times lost, or taken by another process on the same device file) did not
+// fail: it says it has no device times, in both formats and in the summary,
+// apart from a job that did fail.  An old driver's jobs, all without them,
+// say why once each and are not renamed.
 TEST(Profile, AJobWithoutDeviceTimesIsMarkedSoNotAsFailed)
 {
 	Trace t = rebel_trace();
-	auto unseen = [](TraceJob &j, int status) {
-		j.device_times = false;
-		j.status = status;
-		j.start_ns = j.end_ns = j.submit_ns;
-	};
-	unseen(t.jobs.back(), -EINPROGRESS);
-	unseen(t.jobs.front(), 0);	// an old driver's
-	t.jobs.front().label += "_old";	// its name once in the trace
-	const std::string out_name = "i0_0_W1_out [NO DEVICE TIMES]";
-	const std::string weight_name = t.jobs.front().label;
+	TraceJob &old = t.jobs.front(), &failed = t.jobs[1], &unseen = t.jobs.back();
+	old.device_times = false;	// an old driver's: at its submit, status 0
+	old.start_ns = old.end_ns = old.submit_ns;
+	old.label += "_old";		// its name once in the trace
+	failed.status = -EIO;
+	failed.label += "_failed";
+	// As rbln-smi trace record leaves a job it saw start but not end.
+	unseen.device_times = false;
+	unseen.status = -EINPROGRESS;
+	unseen.start_ns = unseen.end_ns = unseen.submit_ns + 100;
+	const std::string unseen_name = unseen.label + " [NO DEVICE TIMES]";
+	const std::string failed_name = failed.label + " [FAILED EIO]";
+
 	std::map<std::string, std::map<std::string, std::string>> perfetto_args;
+	std::map<std::string, uint64_t> queued_ns;
 	const pb::Trace perfetto = decode(to_perfetto(t));
-	for (const auto &p : perfetto.packet())
-		if (p.has_track_event() && p.track_event().type() == pb::TrackEvent::TYPE_SLICE_BEGIN)
-			for (const auto &a : p.track_event().debug_annotations())
-				if (a.has_string_value())
-					perfetto_args[p.track_event().name()][a.name()] = a.string_value();
-	ASSERT_TRUE(perfetto_args.contains(out_name));
-	EXPECT_EQ(perfetto_args[out_name]["status"], "unknown");
-	EXPECT_NE(perfetto_args[out_name]["times"].find("its end was not seen"), std::string::npos);
-	ASSERT_TRUE(perfetto_args.contains(weight_name));
-	EXPECT_EQ(perfetto_args[weight_name]["status"], "unknown");
-	EXPECT_NE(perfetto_args[weight_name]["times"].find("before interface 14"), std::string::npos);
+	for (const auto &p : perfetto.packet()) {
+		if (!p.has_track_event() || p.track_event().type() != pb::TrackEvent::TYPE_SLICE_BEGIN)
+			continue;
+		const std::string &name = p.track_event().name();
+		for (const auto &a : p.track_event().debug_annotations()) {
+			if (a.has_string_value())
+				perfetto_args[name][a.name()] = a.string_value();
+			else if (a.name() == "queued_ns")
+				queued_ns[name] = a.uint_value();
+		}
+	}
+	ASSERT_TRUE(perfetto_args.contains(unseen_name));
+	EXPECT_EQ(perfetto_args[unseen_name]["status"], "unknown");
+	EXPECT_NE(perfetto_args[unseen_name]["times"].find("its end was not seen"), std::string::npos);
+	EXPECT_EQ(queued_ns[unseen_name], 100u) << "its start was seen";
+	ASSERT_TRUE(perfetto_args.contains(old.label));
+	EXPECT_EQ(perfetto_args[old.label]["status"], "unknown");
+	EXPECT_NE(perfetto_args[old.label]["times"].find("before interface 14"), std::string::npos);
+	ASSERT_TRUE(perfetto_args.contains(failed_name));
+	EXPECT_EQ(perfetto_args[failed_name]["status"], "EIO");
+	EXPECT_FALSE(perfetto_args[failed_name].contains("times")) << "it has its device times";
 
 	std::map<std::string, nlohmann::json> json_args;
 	const auto json = nlohmann::json::parse(to_chrome_json(t));
 	for (const auto &e : json.at("traceEvents"))
 		if (e.at("ph") == "X")
 			json_args[e.at("name").get<std::string>()] = e.value("args", nlohmann::json::object());
-	ASSERT_TRUE(json_args.contains(out_name));
-	EXPECT_EQ(json_args[out_name].value("status", ""), "unknown");
-	EXPECT_NE(json_args[out_name].value("times", "").find("its end was not seen"), std::string::npos);
-	EXPECT_NE(json_args[weight_name].value("times", "").find("before interface 14"), std::string::npos);
+	ASSERT_TRUE(json_args.contains(unseen_name));
+	EXPECT_EQ(json_args[unseen_name].value("status", ""), "unknown");
+	EXPECT_NE(json_args[unseen_name].value("times", "").find("its end was not seen"), std::string::npos);
+	EXPECT_EQ(json_args[old.label].value("status", ""), "unknown");
+	EXPECT_NE(json_args[old.label].value("times", "").find("before interface 14"), std::string::npos);
+	EXPECT_EQ(json_args[failed_name].value("status", ""), "EIO");
+	EXPECT_FALSE(json_args[failed_name].contains("times"));
 
 	const auto path = std::filesystem::temp_directory_path() / fmt::format("rbln-unseen-{}.pb", getpid());
 	write_file_atomically(path.string(), to_perfetto(t));
 	const std::string s = rbln::smi::summarize_trace(path.string());
 	std::filesystem::remove(path);
-	EXPECT_NE(s.find(": 7 job slices on 5 engine tracks, 0 failed, 2 without device times; "), std::string::npos)
+	EXPECT_NE(s.find(": 7 job slices on 5 engine tracks, 1 failed, 2 without device times; "), std::string::npos)
+		<< s;
+	// Per engine track: chiplet 0's gathers hold the failure, its External
+	// HDMA the job not seen to end, chiplet 1's Neural DMA the old driver's.
+	EXPECT_TRUE(std::regex_search(s, std::regex(R"(\n    Task DMA +3 slices, [^\n]*, 1 failed\n)"))) << s;
+	EXPECT_TRUE(std::regex_search(s, std::regex(R"(\n    External HDMA +1 slices, [^\n]*, 1 without device times\n)")))
+		<< s;
+	EXPECT_TRUE(std::regex_search(s, std::regex(R"(\n    Neural DMA +1 slices, [^\n]*, 1 without device times\n)")))
 		<< s;
 }
 

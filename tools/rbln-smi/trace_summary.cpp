@@ -81,14 +81,18 @@ std::string summarize_trace(const std::string &path)
 			s.samples++;
 		} else if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
 			s.slices++;
-			if (e.name().find(" [FAILED") != std::string::npos ||
-			    e.name().find(" [TIMED OUT]") != std::string::npos)
-				s.failed++;
+			bool untimed = false;	// a "times" argument says why it has none
 			for (const auto &a : e.debug_annotations()) {
 				if (a.name() == "bytes")
 					s.bytes += a.uint_value();
-				s.untimed += a.name() == "times";	// no device times: why
+				untimed |= a.name() == "times";
 			}
+			s.untimed += untimed;
+			// Not a job whose end was not seen (a file written before
+			// [NO DEVICE TIMES] named it [FAILED EINPROGRESS]).
+			if (!untimed && (e.name().find(" [FAILED") != std::string::npos ||
+					 e.name().find(" [TIMED OUT]") != std::string::npos))
+				s.failed++;
 			flows_begun.insert(e.flow_ids().begin(), e.flow_ids().end());
 			flows_ended.insert(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
 		}
@@ -131,9 +135,10 @@ std::string summarize_trace(const std::string &path)
 			if (d.has_counter())
 				line = fmt::format("{:<36} counter, {} samples", line, s.samples);
 			else if (!children.contains(u))
-				line = fmt::format("{:<36} {:>6} slices{}{}", line, s.slices,
+				line = fmt::format("{:<36} {:>6} slices{}{}{}", line, s.slices,
 						   s.bytes ? fmt::format(", {}", size_text(s.bytes)) : "",
-						   s.failed ? fmt::format(", {} failed", s.failed) : "");
+						   s.failed ? fmt::format(", {} failed", s.failed) : "",
+						   s.untimed ? fmt::format(", {} without device times", s.untimed) : "");
 			out += line + "\n";
 			self(self, u, depth + 1);
 		}

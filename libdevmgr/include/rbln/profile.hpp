@@ -86,10 +86,12 @@ struct TraceJob {
 	uint64_t seqno = 0;
 	int status = 0;			// 0 or a negative errno
 	bool timed_out = false;
-	// Start and end from the driver.  Without them, both are its submit and
-	// status says why: 0, the driver gives none (before interface 14);
-	// -EINPROGRESS, its end was not seen (it had not ended when the trace was
-	// written, or another process on its device file took its times).
+	// Start and end from the driver.  Without them, status says why: 0, the
+	// driver gives none (before interface 14); -EINPROGRESS, its end was not
+	// seen (still running when the trace was written, or its times were lost
+	// or taken by another process on its device file).  Then end_ns is
+	// start_ns: its start if one was seen (rbln-smi trace record), else its
+	// submit.
 	bool device_times = true;
 	uint64_t submit_ns = 0, start_ns = 0, end_ns = 0;	// CLOCK_MONOTONIC
 	std::vector<uint64_t> after;	// ids of the jobs it waited for

@@ -47,8 +47,8 @@ json events_of(const Trace &trace)
 			     {"queued_ns", j.start_ns - std::min(j.start_ns, j.submit_ns)}};
 		if (j.timed_out)
 			args["timed_out"] = "yes";
-		if (!j.device_times)
-			args["times"] = detail::times_note(j);
+		if (const std::string note = detail::times_note(j); !note.empty())
+			args["times"] = note;
 		events.push_back({{"ph", "X"}, {"name", detail::slice_name(j)}, {"cat", "rbln"},
 				  {"pid", j.device}, {"tid", track->second & 0xffffffff},
 				  {"ts", us(j.start_ns)}, {"dur", us(j.end_ns - j.start_ns)}, {"args", args}});

@@ -2,6 +2,7 @@
 // device, under it Chiplet 0..3 (none on an ATOM), under each only the engine
 // tracks that ran something, in the seed's order; a Device Workload track.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <regex>
 #include <set>
@@ -88,34 +89,42 @@ std::string status_name(int status)
 	return name ? name : fmt::format("error {}", status);
 }
 
+namespace {
+
+// Without device times, as TraceJob says: from a driver that gives none, or
+// its end not seen.
+bool from_old_driver(const TraceJob &job) { return !job.device_times && !job.status; }
+bool end_not_seen(const TraceJob &job) { return !job.device_times && job.status == -EINPROGRESS; }
+
+} // namespace
+
 std::string job_status(const TraceJob &job)
 {
-	return job.device_times ? status_name(job.status) : "unknown";
+	return from_old_driver(job) || end_not_seen(job) ? "unknown" : status_name(job.status);
 }
 
 std::string times_note(const TraceJob &job)
 {
-	if (job.device_times)
-		return "";
 	// An old driver's jobs are all so: each says why, none is renamed.
-	if (!job.status)
+	if (from_old_driver(job))
 		return "host: the driver gives no device times before interface 14";
-	return "none: its end was not seen (it had not ended when the trace was written, or another "
-	       "process using its device file took its times)";
+	if (end_not_seen(job))
+		return "none: its end was not seen (still running when the trace was written, or its "
+		       "times were lost or taken by another process using its device file)";
+	return "";
 }
 
 std::string slice_name(const TraceJob &job)
 {
 	std::string name = job.label.empty()
 		? fmt::format("{} job {}", engine_track_name(job.engine), job.seqno) : job.label;
-	if (!job.device_times) {
-		if (job.status)
-			name += " [NO DEVICE TIMES]";
-	} else if (job.timed_out) {
+	// An old driver's jobs (status 0) keep their names.
+	if (end_not_seen(job))
+		name += " [NO DEVICE TIMES]";
+	else if (job.timed_out)
 		name += " [TIMED OUT]";
-	} else if (job.status) {
+	else if (job.status)
 		name += fmt::format(" [FAILED {}]", status_name(job.status));
-	}
 	return name;
 }
 

@@ -44,9 +44,11 @@ Layout layout(const Trace &trace);
 std::string slice_name(const TraceJob &job);
 // "ok", or the errno's name ("ETIMEDOUT").
 std::string status_name(int status);
-// The job's status argument: "unknown" without device times, else status_name.
+// The job's status argument: "unknown" without device times (TraceJob), else status_name.
 std::string job_status(const TraceJob &job);
 // Why a job has no device times (its "times" argument); "" when it has them.
+// Both formats and rbln-smi trace summary count a job with this argument as
+// one without device times.
 std::string times_note(const TraceJob &job);
 // What the rings lost during a recording, by kind, on all CPUs.
 struct RingLoss {

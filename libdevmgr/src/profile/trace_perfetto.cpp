@@ -123,8 +123,8 @@ std::string write(const Trace &trace, const TraceRings *rings)
 		annotate(b, "queued_ns", j.start_ns - std::min(j.start_ns, j.submit_ns));
 		if (j.timed_out)
 			annotate(b, "timed_out", std::string("yes"));
-		if (!j.device_times)
-			annotate(b, "times", detail::times_note(j));
+		if (const std::string note = detail::times_note(j); !note.empty())
+			annotate(b, "times", note);
 		for (uint64_t f : flows_out[j.id])
 			b->add_flow_ids(f);
 		for (uint64_t dep : j.after)
