@@ -27,6 +27,12 @@ struct TrackStats {
 	uint64_t bytes = 0;
 };
 
+// ", N what", or nothing when N is 0.
+std::string count_text(size_t n, std::string_view what)
+{
+	return n ? fmt::format(", {} {}", n, what) : "";
+}
+
 std::string size_text(uint64_t bytes)
 {
 	if (bytes >= (1ull << 30))
@@ -113,10 +119,9 @@ std::string summarize_trace(const std::string &path)
 	size_t flows = 0;
 	for (uint64_t f : flows_begun)
 		flows += flows_ended.contains(f);
-	const std::string untimed_text = untimed ? fmt::format(", {} without device times", untimed) : "";
 	std::string out = fmt::format("{}: {} job slices on {} engine tracks, {} failed{}; {} workload "
 				      "slices; {} flows (dependencies); {:.3f} ms\n",
-				      path, jobs, engines, failed, untimed_text, workloads, flows,
+				      path, jobs, engines, failed, count_text(untimed, "without device times"), workloads, flows,
 				      first <= last ? double(last - first) / 1e6 : 0.0);
 	if (from_rings) {
 		const uint64_t lost = rbln::profile::lost_events(rings);
@@ -137,8 +142,8 @@ std::string summarize_trace(const std::string &path)
 			else if (!children.contains(u))
 				line = fmt::format("{:<36} {:>6} slices{}{}{}", line, s.slices,
 						   s.bytes ? fmt::format(", {}", size_text(s.bytes)) : "",
-						   s.failed ? fmt::format(", {} failed", s.failed) : "",
-						   s.untimed ? fmt::format(", {} without device times", s.untimed) : "");
+						   count_text(s.failed, "failed"),
+						   count_text(s.untimed, "without device times"));
 			out += line + "\n";
 			self(self, u, depth + 1);
 		}
