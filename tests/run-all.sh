@@ -75,8 +75,16 @@ skip() {	# why
 	skips+=("$1")
 }
 
-result() {	# name status
-	if [ "$2" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); problems+=("$1"); fi
+# A failure's name, with the first lines of its log that say why when a log
+# is given: the summary is the end of the output, the part a CI page shows.
+result() {	# name status [log...]
+	local why=
+	if [ "$2" = 0 ]; then passed=$((passed + 1)); return; fi
+	failed=$((failed + 1))
+	# The storm's and gtest's verdicts, run-vm's, and check-dmesg's report lines ("N:[ t] ...").
+	[ $# -lt 3 ] || why=$(grep -a -h -E 'FAILED|^run-vm: |^check-dmesg: |^[0-9]+:\[' "${@:3}" 2>/dev/null |
+		head -n 6 | sed 's/^/    why: /')
+	problems+=("$1${why:+$'\n'$why}")
 }
 
 # Two lanes, on a two-core machine (each VM is one TCG thread; the host's
@@ -176,7 +184,7 @@ fi
 count_suite() {	# kernel vm_rc
 	local out=$build/vm/$1
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $1"
-	result "VM $1 (suite or kernel log; see $out)" "$2"
+	result "VM $1 (suite or kernel log; see $out)" "$2" "$out/job.log" "$out/verdict.txt"
 }
 
 for k in "${front[@]}"; do
@@ -210,7 +218,7 @@ if [ -n "$ok" ]; then
 			vm_rc=$?
 			[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
 		fi
-		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc"
+		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
 	fi
 
 	# The device plugin's NUMA topology needs NPUs on a node other than 0
@@ -223,7 +231,7 @@ if [ -n "$ok" ]; then
 		GTEST_FILTER='DevicePlugin.TopologyFollowsTheNpusNodes' "$top/tests/vm/suite.sh"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
-	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc"
+	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
 
 	# rbln-smi topo -m's PCI relations over a real kernel's sysfs: root
 	# ports, switches, expander host bridges on two NUMA nodes.
@@ -232,7 +240,7 @@ if [ -n "$ok" ]; then
 	"$top/tests/vm/pci-topology.sh" "$out" "$ok"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI topology VM"
-	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc"
+	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
@@ -244,13 +252,14 @@ for k in "${kernels[@]}"; do
 	out=$build/vm/pci-$k
 	grep -h -e '^pci-suite' -e '^run-vm' -e '^\[  FAILED  \]' "$build/vm/pci-$k.log" 2>/dev/null
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI VM $k"
-	result "PCI VM $k (suite or kernel log; see $out and $build/vm/pci-$k.log)" "$(cat "$build/vm/pci-$k.rc" 2>/dev/null || echo 1)"
+	result "PCI VM $k (suite or kernel log; see $out and $build/vm/pci-$k.log)" \
+		"$(cat "$build/vm/pci-$k.rc" 2>/dev/null || echo 1)" "$build/vm/pci-$k.log"
 done
 if read -r k took 2>/dev/null < "$build/vm/pci-storm.took"; then
 	grep -h -e '^storm' -e '^run-vm' "$build/vm/pci-storm.log"
 	echo "the storm with PCI NPUs took $took s"
 	result "storm with PCI NPUs on $k (work, memory, removal, unload or kernel log; see $build/vm/pci-storm)" \
-		"$(cat "$build/vm/pci-storm.rc" 2>/dev/null || echo 1)"
+		"$(cat "$build/vm/pci-storm.rc" 2>/dev/null || echo 1)" "$build/vm/pci-storm.log"
 else
 	skip "the storm with PCI NPUs: no 6.12 kernel among ${kernels[*]:-none}"
 fi
@@ -280,12 +289,13 @@ if [ -n "$dk" ]; then
 	RBLN_VM_MEM=3072 "$top/tests/vm/run-vm.sh" -o "$out" "$dk" "$top/tests/debug-kernel/suite.sh"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $dk"
-	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc"
+	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
 
 	wait "$storm_pid"
 	storm_rc=$?
 	grep -h -e '^storm' -e '^run-vm' -e '^[0-9]*:' "$build/storm.log"
-	result "storm on $dk (memory, removal, unload, kmemleak or kernel log; see $storm_out)" "$storm_rc"
+	result "storm on $dk (memory, removal, unload, kmemleak or kernel log; see $storm_out)" "$storm_rc" \
+		"$build/storm.log"
 else
 	skip "VM tests on the sanitizer kernel: RBLN_DEBUG_KERNEL is not set (make test sets it)"
 	skip "the storm on the sanitizer kernel: RBLN_DEBUG_KERNEL is not set (make test sets it)"

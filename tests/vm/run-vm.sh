@@ -142,23 +142,25 @@ done
 # The verdict: the job's status, the guest's kernel log snapshot (which must
 # be whole: check-dmesg.sh wants its boot and end markers), and the serial
 # console's kernel lines, which also hold what was printed after the snapshot
-# or by a VM that died.
+# or by a VM that died.  What it says is kept in verdict.txt too, for the
+# summary of tests/run-all.sh.
+say() { "$@" 2>&1 | tee -a "$outdir/verdict.txt" >&2; return "${PIPESTATUS[0]}"; }
 rc=0
 if [ -f "$outdir/rc" ]; then
 	rc=$(cat "$outdir/rc")
 elif [ -f "$outdir/serial.boot3.log" ]; then
-	echo "run-vm: $ver: lockdep was off after each of three boots: no verdict" >&2
+	say echo "run-vm: $ver: lockdep was off after each of three boots: no verdict"
 	rc=1
 else
-	echo "run-vm: $ver: the VM stopped without a result (crash or timeout); see $outdir/serial.log" >&2
+	say echo "run-vm: $ver: the VM stopped without a result (crash or timeout); see $outdir/serial.log"
 	rc=1
 fi
-if ! "$here/check-dmesg.sh" "$outdir/dmesg.txt"; then
-	echo "run-vm: $ver: kernel log snapshot has problems (above); full log: $outdir/dmesg.txt" >&2
+if ! say "$here/check-dmesg.sh" "$outdir/dmesg.txt"; then
+	say echo "run-vm: $ver: kernel log snapshot has problems (above); full log: $outdir/dmesg.txt"
 	[ "$rc" = 0 ] && rc=1
 fi
-if ! "$here/check-dmesg.sh" --serial "$outdir/serial.log"; then
-	echo "run-vm: $ver: serial console has kernel reports (above); full log: $outdir/serial.log" >&2
+if ! say "$here/check-dmesg.sh" --serial "$outdir/serial.log"; then
+	say echo "run-vm: $ver: serial console has kernel reports (above); full log: $outdir/serial.log"
 	[ "$rc" = 0 ] && rc=1
 fi
 exit "$rc"

@@ -2,7 +2,7 @@
 # The VM verdict's own test, on a real boot: a kernel report printed after the
 # guest took its log snapshot (as a delayed work item oopsing after the last
 # rmmod would) must still fail the run, through the serial console.  Exit 0
-# iff run-vm.sh failed that run for that reason.
+# iff run-vm.sh failed that run for that reason and said so in verdict.txt.
 #   tests/vm/verdict-selftest.sh KERNEL
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,4 +26,9 @@ if ! grep -q "^\[ *[0-9.]*\] $report" "$out/serial.log"; then
 	echo "verdict-selftest: FAILED: the run failed, but not on the late report (see $out/serial.log)"
 	exit 1
 fi
-echo "verdict-selftest: a report after the snapshot fails the run"
+# The summary of tests/run-all.sh shows a failure's why from verdict.txt.
+if ! grep -q "^[0-9]*:\[ *[0-9.]*\] $report" "$out/verdict.txt" 2>/dev/null; then
+	echo "verdict-selftest: FAILED: the run's verdict.txt does not name the report (see $out/verdict.txt)"
+	exit 1
+fi
+echo "verdict-selftest: a report after the snapshot fails the run, and its verdict.txt names it"
