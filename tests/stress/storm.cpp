@@ -10,6 +10,8 @@
 //
 // Exit status: 0 all of that held; 1 something did not (each a "storm:
 // FAILED:" line); 2 usage or setup error.
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -100,7 +102,12 @@ bool reap_all(std::chrono::seconds limit)
 // What the storm must have got done, so that a driver that refuses or fails
 // the work does not pass: of each kind, at least this share of the tries
 // (and at least one) succeeded.  Kills, revocations, injected faults and
-// allocation failures keep the shares below 100%.
+// allocation failures keep the shares below 100%.  A job a RESET took
+// (ECANCELED: the storm's own resets, a few a second) is left out of the
+// share: how many a reset finds depends on how long jobs last against how
+// fast the guest runs, so on a PCI NPU (edu: 200 ms a chunk of host time)
+// under a loaded host that alone took the share to about half.  Every
+// other failure still counts.
 struct Minimum {
 	Op op;
 	unsigned percent;
@@ -116,17 +123,39 @@ constexpr Minimum kMinimums[] = {
 	{Op::PciJobEnd, 50, "jobs on PCI NPUs a WAIT saw end ended well", true},
 };
 
+std::string errno_name(unsigned e)
+{
+	const char *name = e ? ::strerrorname_np(static_cast<int>(e)) : "other";
+	return name ? name : std::to_string(e);
+}
+
+// What an operation's failures were: "ECANCELED 20, EIO 3", most first.
+std::string failures_of(const Stats &s, Op op)
+{
+	std::vector<std::pair<uint64_t, unsigned>> seen;
+	for (unsigned e = 0; e < kMaxErrno; e++)
+		if (s.failed_with(op, e))
+			seen.emplace_back(s.failed_with(op, e), e);
+	std::sort(seen.begin(), seen.end(), std::greater<>());
+	std::string text;
+	for (const auto &[n, e] : seen)
+		text += fmt::format("{}{} {}", text.empty() ? "" : ", ", errno_name(e), n);
+	return text.empty() ? "none" : text;
+}
+
 std::vector<std::string> shortfalls(const Stats &s, unsigned pci_npus)
 {
 	std::vector<std::string> short_of;
 	for (const Minimum &m : kMinimums) {
 		if (m.pci_only && !pci_npus)
 			continue;
-		uint64_t ok = s.ok_of(m.op), total = s.total_of(m.op);
-		if (!ok || ok * 100 < total * m.percent)
-			short_of.push_back(fmt::format("too few {}: {} of {} ({} needs at least {}% and 1)",
-						       m.what, ok, total, kOpNames[static_cast<unsigned>(m.op)],
-						       m.percent));
+		uint64_t ok = s.ok_of(m.op), reset = s.failed_with(m.op, ECANCELED);
+		uint64_t counted = s.total_of(m.op) - reset;
+		if (!ok || ok * 100 < counted * m.percent)
+			short_of.push_back(fmt::format("too few {}: {} of {}, besides {} a RESET cancelled "
+						       "({} needs at least {}% and 1; failed with: {})",
+						       m.what, ok, counted, reset, kOpNames[static_cast<unsigned>(m.op)],
+						       m.percent, failures_of(s, m.op)));
 	}
 	if (!s.kills)
 		short_of.push_back("no worker was killed");
@@ -138,12 +167,12 @@ nlohmann::json report(const Stats &s, std::pair<uint64_t, uint64_t> injected)
 	nlohmann::json ops = nlohmann::json::object(), errs = nlohmann::json::object();
 	for (unsigned i = 0; i < static_cast<unsigned>(Op::Count); i++)
 		if (s.total[i])
-			ops[std::string(kOpNames[i])] = {{"ok", s.ok[i].load()}, {"total", s.total[i].load()}};
+			ops[std::string(kOpNames[i])] = {{"ok", s.ok[i].load()},
+							 {"total", s.total[i].load()},
+							 {"failed", failures_of(s, static_cast<Op>(i))}};
 	for (unsigned e = 0; e < kMaxErrno; e++)
-		if (s.errnos[e]) {
-			const char *name = e ? ::strerrorname_np(static_cast<int>(e)) : "other";
-			errs[name ? name : std::to_string(e)] = s.errnos[e].load();
-		}
+		if (s.errnos[e])
+			errs[errno_name(e)] = s.errnos[e].load();
 	return {{"operations", ops},
 		{"errnos", errs},
 		{"workers_started", s.workers_started.load()},
@@ -155,9 +184,10 @@ nlohmann::json report(const Stats &s, std::pair<uint64_t, uint64_t> injected)
 
 void print(const nlohmann::json &r)
 {
-	fmt::print("storm: {:<18} {:>10} {:>10}\n", "operation", "ok", "total");
+	fmt::print("storm: {:<18} {:>10} {:>10}  {}\n", "operation", "ok", "total", "failed with");
 	for (const auto &[name, v] : r["operations"].items())
-		fmt::print("storm: {:<18} {:>10} {:>10}\n", name, v["ok"].get<uint64_t>(), v["total"].get<uint64_t>());
+		fmt::print("storm: {:<18} {:>10} {:>10}  {}\n", name, v["ok"].get<uint64_t>(),
+			   v["total"].get<uint64_t>(), v["failed"].get<std::string>());
 	fmt::print("storm: workers started {}, killed {}, SIGBUS on revoked mappings {}\n",
 		   r["workers_started"].get<uint64_t>(), r["kills"].get<uint64_t>(), r["sigbus"].get<uint64_t>());
 	fmt::print("storm: allocations failed by injection: slab {}, pages {}\n",

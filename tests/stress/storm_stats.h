@@ -38,6 +38,8 @@ struct Stats {
 	std::atomic<uint64_t> total[static_cast<unsigned>(Op::Count)];
 	std::atomic<uint64_t> ok[static_cast<unsigned>(Op::Count)];
 	std::atomic<uint64_t> errnos[kMaxErrno];	// by errno of failed operations
+	// ... and by operation, so a shortfall can say what its failures were.
+	std::atomic<uint64_t> op_errnos[static_cast<unsigned>(Op::Count)][kMaxErrno];
 	std::atomic<uint64_t> kills;			// workers SIGKILLed by the supervisor
 	std::atomic<uint64_t> sigbus;			// CPU accesses to revoked mappings
 	std::atomic<uint64_t> workers_started;
@@ -48,12 +50,16 @@ struct Stats {
 		total[static_cast<unsigned>(op)]++;
 		if (!err)
 			ok[static_cast<unsigned>(op)]++;
-		else
-			errnos[static_cast<unsigned>(err) < kMaxErrno ? err : 0]++;
+		else {
+			unsigned e = static_cast<unsigned>(err) < kMaxErrno ? static_cast<unsigned>(err) : 0;
+			errnos[e]++;
+			op_errnos[static_cast<unsigned>(op)][e]++;
+		}
 	}
 
 	uint64_t ok_of(Op op) const { return ok[static_cast<unsigned>(op)]; }
 	uint64_t total_of(Op op) const { return total[static_cast<unsigned>(op)]; }
+	uint64_t failed_with(Op op, unsigned err) const { return op_errnos[static_cast<unsigned>(op)][err]; }
 };
 
 // The shared counters; valid in every process of the storm.
