@@ -328,6 +328,40 @@ TEST(Profile, AJobWithoutDeviceTimesIsMarkedSoNotAsFailed)
 		<< s;
 }
 
+// A workload's span is its jobs' device times: a job of it without them (its
+// end not seen, so only its submit or start is known) does not stretch it.
+// A workload none of whose jobs has them (an old driver's) still gets one.
+TEST(Profile, AWorkloadSpansOnlyItsJobsDeviceTimes)
+{
+	Trace t = rebel_trace();
+	TraceJob late = t.jobs.back();
+	late.id = 100;
+	late.label = label(0, 0, 1, "late");
+	late.device_times = false;
+	late.status = -EINPROGRESS;
+	late.submit_ns = late.start_ns = late.end_ns = 90'000;
+	late.after.clear();
+	t.jobs.push_back(late);
+	TraceJob old = late;	// workload 2: only an old driver's job
+	old.id = 101;
+	old.label = label(0, 0, 2, "old");
+	old.status = 0;
+	old.submit_ns = old.start_ns = old.end_ns = 95'000;
+	t.jobs.push_back(old);
+
+	std::map<std::string, std::pair<double, double>> spans;	// name -> ts, dur (us)
+	const auto json = nlohmann::json::parse(to_chrome_json(t));
+	for (const auto &e : json.at("traceEvents"))
+		if (e.value("cat", "") == "workload")
+			spans[e.at("name").get<std::string>()] = {e.at("ts").get<double>(), e.at("dur").get<double>()};
+	ASSERT_TRUE(spans.contains("i0_0_Device Workload_1"));
+	// The first weight starts at 10.1 us, the out job ends at 23 us.
+	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_1"].first, 10.1);
+	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_1"].second, 12.9) << "not stretched to the late job's 90 us";
+	ASSERT_TRUE(spans.contains("i0_0_Device Workload_2"));
+	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_2"].first, 95.0);
+}
+
 TEST(Profile, ChromeJsonHoldsTheSameSlicesAndFlows)
 {
 	const Trace in = rebel_trace();

@@ -174,14 +174,20 @@ Layout layout(const Trace &trace)
 		if (devices.contains(j.device))
 			out.job_track[j.id] = chiplet_base(*devices[j.device], j.chiplet) | (j.engine + 1);
 
-	// Workloads: those marked and those the labels name, each over its jobs' device times.
+	// Workloads: those marked and those the labels name, each over its jobs'
+	// device times; a job without them (only its submit or start known) counts
+	// only in a workload none of whose jobs has them (an old driver's).
 	std::set<std::tuple<unsigned, unsigned, unsigned, unsigned>> marked;
 	for (const TraceWorkload &w : trace.workloads)
 		marked.insert({w.device, w.instance, w.sequence, w.workload});
 	// Not static: the exit's write (the recorder's destructor) may come after
 	// a function's statics made since the library loaded are destroyed.
 	const std::regex prefix(R"(^i(\d+)_(\d+)_W(\d+)(_|$))");
-	std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, std::pair<uint64_t, uint64_t>> spans;
+	struct Span {
+		uint64_t start_ns, end_ns;
+		bool device_times;
+	};
+	std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, Span> spans;
 	for (const TraceJob &j : trace.jobs) {
 		std::smatch m;
 		if (!std::regex_search(j.label, m, prefix))
@@ -189,11 +195,14 @@ Layout layout(const Trace &trace)
 		const auto key = std::tuple{j.device, unsigned(std::stoul(m[1])), unsigned(std::stoul(m[2])),
 					    unsigned(std::stoul(m[3]))};
 		marked.insert(key);
-		auto [it, fresh] = spans.try_emplace(key, j.start_ns, j.end_ns);
-		if (!fresh) {
-			it->second.first = std::min(it->second.first, j.start_ns);
-			it->second.second = std::max(it->second.second, j.end_ns);
-		}
+		const Span job{j.start_ns, j.end_ns, j.device_times};
+		auto [it, fresh] = spans.try_emplace(key, job);
+		Span &span = it->second;
+		if (fresh || job.device_times > span.device_times)
+			span = job;
+		else if (job.device_times == span.device_times)
+			span = {std::min(span.start_ns, job.start_ns), std::max(span.end_ns, job.end_ns),
+				job.device_times};
 	}
 	for (const auto &key : marked) {
 		const auto &[dev, inst, seq, wl] = key;
@@ -201,7 +210,7 @@ Layout layout(const Trace &trace)
 			continue;	// a marked workload without jobs has no span
 		out.workloads.push_back({device_uuid(dev) | 0xfff0,
 					 fmt::format("i{}_{}_Device Workload_{}", inst, seq, wl),
-					 spans[key].first, spans[key].second});
+					 spans[key].start_ns, spans[key].end_ns});
 	}
 	std::ranges::sort(out.workloads, {}, &WorkloadSpan::start_ns);
 	return out;
