@@ -81,8 +81,10 @@ result() {	# name status [log...]
 	local why=
 	if [ "$2" = 0 ]; then passed=$((passed + 1)); return; fi
 	failed=$((failed + 1))
-	# The storm's and gtest's verdicts, run-vm's, and check-dmesg's report lines ("N:[ t] ...").
+	# The storm's and GoogleTest's verdicts (each test once), run-vm's, and
+	# check-dmesg's report lines ("N:[ t] ..."), each line once.
 	[ $# -lt 3 ] || why=$(grep -a -h -E 'FAILED|^run-vm: |^check-dmesg: |^[0-9]+:\[' "${@:3}" 2>/dev/null |
+		grep -a -v -E 'listed below|FAILED TESTS?$|^check-dmesg: note:' | sed -E 's/ \([0-9]+ ms\)$//' | awk '!seen[$0]++' |
 		head -n 6 | sed 's/^/    why: /')
 	problems+=("$1${why:+$'\n'$why}")
 }
@@ -120,7 +122,7 @@ background_lane() {
 		echo $? > "$build/vm/$k.rc"
 	done
 }
-rm -f "$build"/vm/pci-*.rc "$build/vm/pci-storm.took"
+rm -f "$build"/vm/pci-*.rc "$build"/vm/pci-*.log "$build/vm/pci-storm.took"
 for k in "${back[@]}"; do rm -f "$build/vm/$k.rc"; done
 lane_start=$SECONDS
 background_lane &
@@ -184,7 +186,7 @@ fi
 count_suite() {	# kernel vm_rc
 	local out=$build/vm/$1
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $1"
-	result "VM $1 (suite or kernel log; see $out)" "$2" "$out/job.log" "$out/verdict.txt"
+	result "VM $1 (suite or kernel log; see $out)" "$2" "$out/verdict.txt" "$out/job.log"
 }
 
 for k in "${front[@]}"; do
@@ -207,6 +209,7 @@ ok=$(printf '%s\n' "${kernels[@]}" | grep -m1 '^6\.12\.' || true)
 if [ -n "$ok" ]; then
 	echo "=== libdevmgr against rbln.ko of every older interface (9 to 15, those below this tree's) on $ok"
 	out=$build/vm/old-drivers
+	rm -f "$out/verdict.txt" "$out/job.log"	# a failed build runs no VM: no earlier run's
 	"$top/tests/old-drivers/build.sh" "$ok" "$build/old-drivers"
 	vm_rc=$?
 	if [ "$vm_rc" = 77 ]; then
@@ -218,7 +221,7 @@ if [ -n "$ok" ]; then
 			vm_rc=$?
 			[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
 		fi
-		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
+		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
 	fi
 
 	# The device plugin's NUMA topology needs NPUs on a node other than 0
@@ -231,7 +234,7 @@ if [ -n "$ok" ]; then
 		GTEST_FILTER='DevicePlugin.TopologyFollowsTheNpusNodes' "$top/tests/vm/suite.sh"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
-	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
+	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
 
 	# rbln-smi topo -m's PCI relations over a real kernel's sysfs: root
 	# ports, switches, expander host bridges on two NUMA nodes.
@@ -240,7 +243,7 @@ if [ -n "$ok" ]; then
 	"$top/tests/vm/pci-topology.sh" "$out" "$ok"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI topology VM"
-	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
+	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
@@ -289,7 +292,7 @@ if [ -n "$dk" ]; then
 	RBLN_VM_MEM=3072 "$top/tests/vm/run-vm.sh" -o "$out" "$dk" "$top/tests/debug-kernel/suite.sh"
 	vm_rc=$?
 	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $dk"
-	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc" "$out/job.log" "$out/verdict.txt"
+	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
 
 	wait "$storm_pid"
 	storm_rc=$?

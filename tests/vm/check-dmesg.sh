@@ -104,7 +104,7 @@ boot=$(grep -a -n -m1 -E "Run /(s?bin/)?init as init process|$boot_marker" "$lin
 early=$([ -z "$boot" ] || head -n "$boot" "$lines" | grep -a -E -n "$pattern" | grep -E -v "$banners" | head -5)
 if [ -n "$early" ]; then
 	echo "check-dmesg: note: reports from the kernel's boot, before init (not counted):" >&2
-	echo "$early" >&2
+	echo "  ${early//$'\n'/$'\n'  }" >&2	# indented: not a report line of this run's
 fi
 # Drops the declared device's DMA faults inside a span a test declared (see above).
 drop_expected() {

@@ -37,11 +37,12 @@ shift $((OPTIND - 1))
 ver=$1; shift
 outdir=${outdir:-$top/build/vm/$ver}
 
+# Emptied first: a run that stops before its VM leaves no earlier run's logs.
+rm -rf "$outdir"
+mkdir -p "$outdir"
 kdir=$("$here/kernel-cache.sh" prepare "$ver")
 command -v qemu-system-x86_64 >/dev/null || { echo "run-vm: qemu-system-x86_64 missing (make deps)" >&2; exit 2; }
 
-rm -rf "$outdir"
-mkdir -p "$outdir"
 {
 	printf 'RBLN_VM_KERNEL_DIR=%q\n' "$kdir"
 	printf 'RBLN_VM_KVER=%q\n' "$ver"
