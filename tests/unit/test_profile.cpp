@@ -342,6 +342,11 @@ TEST(Profile, AWorkloadSpansOnlyItsJobsDeviceTimes)
 	late.submit_ns = late.start_ns = late.end_ns = 90'000;
 	late.after.clear();
 	t.jobs.push_back(late);
+	TraceJob early = late;	// one with status 0 but no times, before the others
+	early.id = 99;
+	early.status = 0;
+	early.submit_ns = early.start_ns = early.end_ns = 1'000;
+	t.jobs.push_back(early);
 	TraceJob old = late;	// workload 2: only an old driver's job
 	old.id = 101;
 	old.label = label(0, 0, 2, "old");
@@ -357,9 +362,11 @@ TEST(Profile, AWorkloadSpansOnlyItsJobsDeviceTimes)
 	ASSERT_TRUE(spans.contains("i0_0_Device Workload_1"));
 	// The first weight starts at 10.1 us, the out job ends at 23 us.
 	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_1"].first, 10.1);
-	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_1"].second, 12.9) << "not stretched to the late job's 90 us";
+	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_1"].second, 12.9)
+		<< "stretched by a job without device times (at 1 or 90 us)";
 	ASSERT_TRUE(spans.contains("i0_0_Device Workload_2"));
 	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_2"].first, 95.0);
+	EXPECT_DOUBLE_EQ(spans["i0_0_Device Workload_2"].second, 0.0);
 }
 
 TEST(Profile, ChromeJsonHoldsTheSameSlicesAndFlows)
