@@ -183,10 +183,15 @@ if [ "$vm_only" = 0 ]; then
 fi
 
 # A kernel's suite: its tests, and the VM itself (suite steps, kernel log) as one more check.
+# A VM run's tests (its job.log, if it got that far) and verdict, its
+# verdict.txt and job.log saying why it failed.
+vm_result() {	# out name what-may-fail vm_rc
+	[ ! -f "$1/job.log" ] || count_gtest "$1/job.log" "$2"
+	result "$2 ($3; see $1)" "$4" "$1/verdict.txt" "$1/job.log"
+}
+
 count_suite() {	# kernel vm_rc
-	local out=$build/vm/$1
-	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $1"
-	result "VM $1 (suite or kernel log; see $out)" "$2" "$out/verdict.txt" "$out/job.log"
+	vm_result "$build/vm/$1" "VM $1" "suite or kernel log" "$2"
 }
 
 for k in "${front[@]}"; do
@@ -219,9 +224,8 @@ if [ -n "$ok" ]; then
 			"$top/tests/vm/run-vm.sh" -o "$out" "$ok" \
 				env RBLN_OLD_DRIVERS="$build/old-drivers" "$top/tests/old-drivers/suite.sh"
 			vm_rc=$?
-			[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "old drivers"
 		fi
-		result "old drivers (build, suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
+		vm_result "$out" "old drivers" "build, suite or kernel log" "$vm_rc"
 	fi
 
 	# The device plugin's NUMA topology needs NPUs on a node other than 0
@@ -232,18 +236,14 @@ if [ -n "$ok" ]; then
 -object memory-backend-ram,id=m1,size=1G -numa node,nodeid=1,cpus=1,memdev=m1" \
 		"$top/tests/vm/run-vm.sh" -o "$out" "$ok" env RBLN_SUITE_ONLY=rbln_k8s_tests \
 		GTEST_FILTER='DevicePlugin.TopologyFollowsTheNpusNodes' "$top/tests/vm/suite.sh"
-	vm_rc=$?
-	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "NUMA VM"
-	result "NUMA VM (suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
+	vm_result "$out" "NUMA VM" "suite or kernel log" $?
 
 	# rbln-smi topo -m's PCI relations over a real kernel's sysfs: root
 	# ports, switches, expander host bridges on two NUMA nodes.
 	echo "=== PCI path relations in a VM with root ports, switches and two NUMA nodes on $ok"
 	out=$build/vm/pci-topology
 	"$top/tests/vm/pci-topology.sh" "$out" "$ok"
-	vm_rc=$?
-	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "PCI topology VM"
-	result "PCI topology VM (suite or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
+	vm_result "$out" "PCI topology VM" "suite or kernel log" $?
 else
 	skip "libdevmgr against older drivers: no 6.12 kernel among ${kernels[*]:-none}"
 fi
@@ -290,9 +290,7 @@ if [ -n "$dk" ]; then
 	storm_pid=$!
 	out=$build/vm/$dk
 	RBLN_VM_MEM=3072 "$top/tests/vm/run-vm.sh" -o "$out" "$dk" "$top/tests/debug-kernel/suite.sh"
-	vm_rc=$?
-	[ ! -f "$out/job.log" ] || count_gtest "$out/job.log" "VM $dk"
-	result "VM $dk (suite, kmemleak or kernel log; see $out)" "$vm_rc" "$out/verdict.txt" "$out/job.log"
+	vm_result "$out" "VM $dk" "suite, kmemleak or kernel log" $?
 
 	wait "$storm_pid"
 	storm_rc=$?
